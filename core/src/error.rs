@@ -1,0 +1,87 @@
+//! The five error codes of the contract (R-ERR) and the error type every call returns.
+
+use std::fmt;
+
+/// One of the five public error codes (spec §11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    NotFound,
+    AccessDenied,
+    QuotaExceeded,
+    InvalidInput,
+    StorageError,
+}
+
+impl ErrorCode {
+    /// The code as JS and JSON see it, e.g. `MEMORY_NOT_FOUND`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::NotFound => "MEMORY_NOT_FOUND",
+            ErrorCode::AccessDenied => "MEMORY_ACCESS_DENIED",
+            ErrorCode::QuotaExceeded => "MEMORY_QUOTA_EXCEEDED",
+            ErrorCode::InvalidInput => "MEMORY_INVALID_INPUT",
+            ErrorCode::StorageError => "MEMORY_STORAGE_ERROR",
+        }
+    }
+
+    /// The negative return value of a WASM host call (R-WASM-3).
+    pub fn wasm_code(self) -> i32 {
+        match self {
+            ErrorCode::NotFound => -12,
+            ErrorCode::AccessDenied => -2,
+            ErrorCode::QuotaExceeded => -8,
+            ErrorCode::InvalidInput => -10,
+            ErrorCode::StorageError => -13,
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failed call: a code and a message that says what was wrong and how to fix it (R-ERR-1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl MemoryError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        MemoryError { code, message: message.into() }
+    }
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::NotFound, message)
+    }
+    pub fn denied(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::AccessDenied, message)
+    }
+    pub fn quota(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::QuotaExceeded, message)
+    }
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidInput, message)
+    }
+    pub fn storage(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::StorageError, message)
+    }
+}
+
+impl fmt::Display for MemoryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for MemoryError {}
+
+impl From<rusqlite::Error> for MemoryError {
+    fn from(e: rusqlite::Error) -> Self {
+        MemoryError::storage(format!("memory database failed: {e}"))
+    }
+}
+
+pub type Result<T, E = MemoryError> = std::result::Result<T, E>;

@@ -1,0 +1,23 @@
+//! rotifer-memory-core: the Agent Memory API of the Rotifer playground, without Node.js.
+//!
+//! One module per concern: `model` (entries and validation), `access` (who may do what),
+//! `quota` (quota text), `store` (SQLite), `audit` (audit and telemetry lines), `layout`
+//! (files and folders), `memory` (the calls), `wasm` (the host-call JSON protocol).
+//! Front ends hand in `Arg`s, so JS and WASM callers share one validation.
+
+pub mod access;
+pub mod arg;
+pub mod audit;
+pub mod error;
+pub mod layout;
+pub mod memory;
+pub mod model;
+pub mod quota;
+pub mod store;
+pub mod time;
+
+pub use arg::Arg;
+pub use error::{ErrorCode, MemoryError, Result};
+pub use layout::Layout;
+pub use memory::{create_agent_memory, delete_agent_memory, list_agent_memory, GeneMemory, GeneOptions, Listing, TestMemory};
+pub use model::{AccessPolicy, Category, DataPolicy, Entry, RetentionPolicy, Scope, SharePolicy};

@@ -1,0 +1,622 @@
+//! The four calls a gene makes (R-API), the deployer's list and delete (R-HOST-2), agent
+//! creation (R-POL-3) and test memory (R-HOST-4).
+//!
+//! Every call follows the order of §9: purge expired → validate → permission and data policy
+//! → existence → quota. A call with no agent (R-ACC-5) or no valid v2 id (R-ACC-4) is denied
+//! before anything else: its arguments are not even looked at.
+
+use crate::access::{data_policy_violation, denial_reason, scope_admits, unsupported_scope, Gene};
+use crate::arg::Arg;
+use crate::audit::{Action, Actor, AuditBatch, Denial, QuotaFacts, Subject};
+use crate::error::{ErrorCode, MemoryError, Result};
+use crate::layout::Layout;
+use crate::model::*;
+use crate::store::{load_entry, next_expiry, AgentStore, IfMissing, StoredEntry, Tx, ENTRY_COLUMNS};
+use rusqlite::Connection;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+const NO_AGENT: &str = "memory works only inside an agent: this gene runs on its own (no agentId), so every memory call is denied. Run it with `rotifer agent run`, or use `rotifer test` / createTestMemory() to try it";
+const NO_GENE_ID: &str = "this gene has no valid v2 id (v2: followed by 64 lower-case hex digits), so every memory call is denied; give GeneMemoryOptions.geneId the id that `rotifer compile` prints as Gene ID (v2)";
+
+/// What a `GeneMemoryAccess` is opened with (§12), validated.
+#[derive(Debug, Clone, Default)]
+pub struct GeneOptions {
+    pub agent_id: Option<String>,
+    /// As given; checked against R-ACC-4 when the memory opens.
+    pub gene_id: Option<String>,
+    pub domain: Option<String>,
+    pub root: Option<String>,
+}
+
+impl GeneOptions {
+    /// Parses the options object. `host_fields` are fields the front end handles itself
+    /// (`now`, `deadline`), accepted and ignored here.
+    pub fn parse(arg: &Arg, host_fields: &[&str]) -> Result<GeneOptions> {
+        let fields = match arg {
+            Arg::Object(f) => f,
+            other => {
+                return Err(MemoryError::invalid(format!(
+                    "options must be an object {{ agentId, geneId, domain?, root?, now? }}, not {}",
+                    other.kind()
+                )))
+            }
+        };
+        let mut o = GeneOptions::default();
+        for (name, v) in fields {
+            match name.as_str() {
+                "agentId" => {
+                    o.agent_id = match v {
+                        Arg::Undefined | Arg::Null => None,
+                        Arg::Str(s) => {
+                            check_agent_id(s)?;
+                            Some(s.clone())
+                        }
+                        other => return Err(MemoryError::invalid(format!("agentId must be a string or null, not {}", other.kind()))),
+                    }
+                }
+                // Any other value is "no valid v2 id": every call is denied (R-ACC-4).
+                "geneId" => o.gene_id = if let Arg::Str(s) = v { Some(s.clone()) } else { None },
+                "domain" => {
+                    o.domain = match v {
+                        Arg::Undefined | Arg::Null => None,
+                        Arg::Str(s) => {
+                            check_domain(s)?;
+                            Some(s.clone())
+                        }
+                        other => return Err(MemoryError::invalid(format!("domain must be a string or null, not {}", other.kind()))),
+                    }
+                }
+                "root" => {
+                    o.root = match v {
+                        Arg::Undefined | Arg::Null => None,
+                        Arg::Str(s) => Some(s.clone()),
+                        other => return Err(MemoryError::invalid(format!("root must be a folder path string, not {}", other.kind()))),
+                    }
+                }
+                f if host_fields.contains(&f) => {}
+                other => {
+                    return Err(MemoryError::invalid(format!(
+                        "options has an unknown field {other:?}; it takes agentId, geneId, domain, root and now"
+                    )))
+                }
+            }
+        }
+        Ok(o)
+    }
+}
+
+struct Target {
+    layout: Layout,
+    agent_id: String,
+    /// Opened on first use, so that a broken store fails calls, not construction.
+    store: OnceLock<Arc<AgentStore>>,
+}
+
+impl Target {
+    fn store(&self) -> Result<&Arc<AgentStore>> {
+        if let Some(s) = self.store.get() {
+            return Ok(s);
+        }
+        let opened = AgentStore::open(&self.layout, &self.agent_id, IfMissing::Create)?
+            .ok_or_else(|| MemoryError::storage("memory could not be opened"))?;
+        Ok(self.store.get_or_init(|| opened))
+    }
+}
+
+/// A gene's view of its agent's memory: what `ctx.memory` is.
+pub struct GeneMemory {
+    target: Option<Target>,
+    gene: Option<Gene>,
+}
+
+impl GeneMemory {
+    pub fn open(o: GeneOptions) -> Result<GeneMemory> {
+        let target = match o.agent_id {
+            Some(agent_id) => Some(Target { layout: Layout::resolve(o.root.as_deref())?, agent_id, store: OnceLock::new() }),
+            None => None,
+        };
+        Ok(GeneMemory { target, gene: Self::gene(o.gene_id, o.domain) })
+    }
+
+    fn gene(id: Option<String>, domain: Option<String>) -> Option<Gene> {
+        id.filter(|id| is_valid_gene_id(id)).map(|id| Gene { id, domain })
+    }
+
+    /// The agent id, if this memory belongs to an agent.
+    pub fn agent_id(&self) -> Option<&str> {
+        self.target.as_ref().map(|t| t.agent_id.as_str())
+    }
+
+    /// R-ACC-5 and R-ACC-4: the checks that come before everything else.
+    fn caller(&self, op: &str, key: Option<&Arg>, now: i64) -> Result<(&Arc<AgentStore>, &Gene)> {
+        let target = self.target.as_ref().ok_or_else(|| MemoryError::denied(NO_AGENT))?;
+        let Some(gene) = &self.gene else {
+            let key = match key {
+                Some(Arg::Str(s)) if parse_key(&Arg::Str(s.clone())).is_ok() => Some(s.as_str()),
+                _ => None,
+            };
+            let mut batch = AuditBatch::new(&target.agent_id, now);
+            let denial = Denial { op, code: ErrorCode::AccessDenied.as_str(), reason: "no valid v2 id" };
+            batch.deny(Actor::System, Subject { key, ..Subject::default() }, denial);
+            batch.flush_audit(&target.layout)?;
+            batch.flush_telemetry(&target.layout);
+            return Err(MemoryError::denied(NO_GENE_ID));
+        };
+        Ok((target.store()?, gene))
+    }
+
+    /// R-API-1.
+    pub fn read(&self, key: &Arg, category: &Arg, now: i64) -> Result<Option<Entry>> {
+        let (store, gene) = self.caller("read", Some(key), now)?;
+        // Most reads change nothing: no expired entry to purge, and the reader is already the
+        // last accessor. Those run without the write lock.
+        let fast = store.read(|conn| {
+            if matches!(next_expiry(conn)?, Some(t) if t <= now) {
+                return Ok(None);
+            }
+            let key = parse_key(key)?;
+            let category = parse_optional_category(category)?;
+            let Some(found) = load_entry(conn, &key)? else { return Ok(Some(None)) };
+            if category.is_some_and(|c| c != found.entry.category) {
+                return Ok(Some(None));
+            }
+            if found.entry.last_accessed_by == gene.id && scope_admits(found.entry.access_policy.read_scope, found.owner(), gene) {
+                return Ok(Some(Some(found.entry)));
+            }
+            Ok(None)
+        })?;
+        if let Some(result) = fast {
+            return Ok(result);
+        }
+        store.write(now, |tx| {
+            let key = parse_key(key)?;
+            let category = parse_optional_category(category)?;
+            let Some(mut found) = load_entry(tx.conn, &key)? else { return Ok(None) };
+            if category.is_some_and(|c| c != found.entry.category) {
+                return Ok(None);
+            }
+            let scope = found.entry.access_policy.read_scope;
+            if !scope_admits(scope, found.owner(), gene) {
+                return Err(deny(tx, gene, "read", subject_of(&found), denial_reason("read", "readScope", scope)));
+            }
+            if found.entry.last_accessed_by != gene.id {
+                tx.touch(&key, gene)?;
+                found.entry.last_accessed_by = gene.id.clone();
+            }
+            Ok(Some(found.entry))
+        })
+    }
+
+    /// R-API-2, R-QUO-3/4.
+    pub fn write(&self, key: &Arg, value: Arg, category: &Arg, access: &Arg, retention: &Arg, now: i64) -> Result<Entry> {
+        let (store, gene) = self.caller("write", Some(key), now)?;
+        store.write(now, move |tx| {
+            let key = parse_key(key)?;
+            let value = parse_value(value)?;
+            let category = parse_category(category)?;
+            let given_access = parse_access_policy(access)?;
+            let given_retention = parse_retention_arg(retention)?;
+            let existing = load_entry(tx.conn, &key)?;
+            let size = entry_size(&key, value.len());
+            let subject = Subject { key: Some(&key), category: Some(category), size: Some(size) };
+
+            let (access, retention) = match &existing {
+                Some(old) => {
+                    let scope = old.entry.access_policy.write_scope;
+                    if !scope_admits(scope, old.owner(), gene) {
+                        return Err(deny(tx, gene, "write", subject, denial_reason("write", "writeScope", scope)));
+                    }
+                    let is_creator = gene.id == old.entry.created_by;
+                    let access = given_access.unwrap_or(old.entry.access_policy);
+                    let retention = match given_retention {
+                        RetentionArg::Omitted => old.entry.retention_policy,
+                        RetentionArg::FollowAgent => None,
+                        RetentionArg::Policy(p) => Some(p),
+                    };
+                    if !is_creator && access != old.entry.access_policy {
+                        return Err(deny(tx, gene, "write", subject, "only the entry's creator may change its accessPolicy; omit accessPolicy to keep it".into()));
+                    }
+                    if !is_creator && retention != old.entry.retention_policy {
+                        return Err(deny(tx, gene, "write", subject, "only the entry's creator may change its retentionPolicy; omit retentionPolicy to keep it".into()));
+                    }
+                    (access, retention)
+                }
+                None => (
+                    given_access.unwrap_or_default(),
+                    match given_retention {
+                        RetentionArg::Policy(p) => Some(p),
+                        RetentionArg::Omitted | RetentionArg::FollowAgent => None,
+                    },
+                ),
+            };
+            if let Some(reason) = unsupported_scope(&access) {
+                return Err(deny(tx, gene, "write", subject, reason));
+            }
+            if let Some(reason) = data_policy_violation(&tx.agent.policy, &access, retention.as_ref()) {
+                return Err(deny(tx, gene, "write", subject, reason));
+            }
+
+            let exists = existing.is_some();
+            let old_size = existing.as_ref().map_or(0, |e| e.size);
+            let after = tx.agent.used.saturating_sub(old_size) + size;
+            let victims = if after > tx.agent.quota { make_room(tx, gene, &key, after - tx.agent.quota, subject)? } else { Vec::new() };
+
+            let mut freed = 0;
+            for (victim_key, victim_category, victim_size) in &victims {
+                tx.batch.record(
+                    Action::Evict,
+                    Actor::System,
+                    Subject { key: Some(victim_key), category: Some(*victim_category), size: Some(*victim_size) },
+                    None,
+                );
+                tx.delete_entry(victim_key)?;
+                freed += victim_size;
+            }
+            let seq = tx.next_seq();
+            let stored = match existing {
+                Some(old) => {
+                    tx.batch.record(Action::Update, Actor::Gene(&gene.id), subject, None);
+                    StoredEntry {
+                        entry: Entry {
+                            category,
+                            value,
+                            last_accessed_by: gene.id.clone(),
+                            updated_at: tx.now,
+                            access_policy: access,
+                            retention_policy: retention,
+                            ..old.entry
+                        },
+                        size,
+                        seq,
+                        creator_domain: old.creator_domain,
+                    }
+                }
+                None => {
+                    tx.batch.record(Action::Create, Actor::Gene(&gene.id), subject, None);
+                    StoredEntry {
+                        entry: Entry {
+                            entry_id: entry_id(&store.agent_id, &key),
+                            category,
+                            key: key.clone(),
+                            value,
+                            created_by: gene.id.clone(),
+                            last_accessed_by: gene.id.clone(),
+                            created_at: tx.now,
+                            updated_at: tx.now,
+                            access_policy: access,
+                            retention_policy: retention,
+                        },
+                        size,
+                        seq,
+                        creator_domain: gene.domain.clone(),
+                    }
+                }
+            };
+            tx.put_entry(&stored, exists)?;
+            tx.set_used(after - freed);
+            Ok(stored.entry)
+        })
+    }
+
+    /// R-API-3, R-LIM-3/4.
+    pub fn query(&self, filter: &Arg, now: i64) -> Result<Vec<Entry>> {
+        let (store, gene) = self.caller("query", None, now)?;
+        let fast = store.read(|conn| {
+            if matches!(next_expiry(conn)?, Some(t) if t <= now) {
+                return Ok(None);
+            }
+            run_query(conn, &parse_filter(filter)?, gene).map(Some)
+        })?;
+        match fast {
+            Some(entries) => Ok(entries),
+            None => store.write(now, |tx| run_query(tx.conn, &parse_filter(filter)?, gene)),
+        }
+    }
+
+    /// R-API-4.
+    pub fn delete(&self, key: &Arg, now: i64) -> Result<()> {
+        let (store, gene) = self.caller("delete", Some(key), now)?;
+        store.write(now, |tx| {
+            let key = parse_key(key)?;
+            let Some(found) = load_entry(tx.conn, &key)? else {
+                return Err(MemoryError::not_found(format!("no entry with key {key:?} (never written, deleted, or expired)")));
+            };
+            let scope = found.entry.access_policy.write_scope;
+            if !scope_admits(scope, found.owner(), gene) {
+                return Err(deny(tx, gene, "delete", subject_of(&found), denial_reason("delete", "writeScope", scope)));
+            }
+            tx.batch.record(Action::Delete, Actor::Gene(&gene.id), subject_of(&found), None);
+            tx.delete_entry(&key)?;
+            tx.set_used(tx.agent.used.saturating_sub(found.size));
+            Ok(())
+        })
+    }
+}
+
+fn subject_of(e: &StoredEntry) -> Subject<'_> {
+    Subject { key: Some(&e.entry.key), category: Some(e.entry.category), size: Some(e.size) }
+}
+
+/// Records a denial (R-ACC-3) and returns the error for it.
+fn deny(tx: &mut Tx<'_, '_>, gene: &Gene, op: &str, subject: Subject<'_>, reason: String) -> MemoryError {
+    let denial = Denial { op, code: ErrorCode::AccessDenied.as_str(), reason: &reason };
+    tx.batch.deny(Actor::Gene(&gene.id), subject, denial);
+    MemoryError::denied(format!("{op} of {:?} denied: {reason}", subject.key.unwrap_or("")))
+}
+
+/// R-QUO-3/4: picks the entries to evict, oldest first by category, or refuses the write
+/// (recording the refusal) if evicting everything evictable would not free `need` bytes.
+fn make_room(tx: &mut Tx<'_, '_>, gene: &Gene, key: &str, need: u64, subject: Subject<'_>) -> Result<Vec<(String, Category, u64)>> {
+    let mut victims = Vec::new();
+    let mut freed = 0u64;
+    let mut stmt = tx
+        .conn
+        .prepare_cached("SELECT key, size FROM entries WHERE category = ?1 AND key != ?2 ORDER BY updated_at, seq")?;
+    'categories: for category in Category::EVICTABLE {
+        let mut rows = stmt.query(rusqlite::params![category as i64, key.as_bytes()])?;
+        while let Some(row) = rows.next()? {
+            let k: Vec<u8> = row.get(0)?;
+            let size = row.get::<_, i64>(1)? as u64;
+            victims.push((String::from_utf8_lossy(&k).into_owned(), category, size));
+            freed += size;
+            if freed >= need {
+                break 'categories;
+            }
+        }
+    }
+    drop(stmt);
+    if freed >= need {
+        return Ok(victims);
+    }
+    let facts = QuotaFacts { quota: tx.agent.quota, used: tx.agent.used, evictable: freed, needed: need };
+    tx.batch.record(Action::QuotaReject, Actor::Gene(&gene.id), subject, Some(facts));
+    Err(MemoryError::quota(format!(
+        "writing {:?} ({} bytes) needs {need} more bytes than the quota of {} allows, and evicting every CACHE, PATTERN and CONTEXT entry would free only {freed}; nothing was written or evicted. Delete entries (PREFERENCE entries are never evicted) or raise the quota",
+        key,
+        subject.size.unwrap_or(0),
+        tx.agent.quota
+    )))
+}
+
+fn run_query(conn: &Connection, f: &Filter, gene: &Gene) -> Result<Vec<Entry>> {
+    let mut sql = format!("SELECT {ENTRY_COLUMNS} FROM entries WHERE 1");
+    let mut args: Vec<rusqlite::types::Value> = Vec::new();
+    if let Some(c) = f.category {
+        args.push((c as i64).into());
+        sql += &format!(" AND category = ?{}", args.len());
+    }
+    if let Some(prefix) = &f.key_prefix {
+        // A plain byte prefix (R-API-3: no wildcards): key >= prefix AND key < successor.
+        args.push(prefix.as_bytes().to_vec().into());
+        sql += &format!(" AND key >= ?{}", args.len());
+        if let Some(end) = prefix_successor(prefix.as_bytes()) {
+            args.push(end.into());
+            sql += &format!(" AND key < ?{}", args.len());
+        }
+    }
+    if let Some(since) = f.since {
+        args.push(since.into());
+        sql += &format!(" AND updated_at >= ?{}", args.len());
+    }
+    if let Some(until) = f.until {
+        args.push(until.into());
+        sql += &format!(" AND updated_at < ?{}", args.len());
+    }
+    sql += " ORDER BY updated_at DESC, seq DESC";
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(rusqlite::params_from_iter(args))?;
+    let mut out = Vec::new();
+    let mut total = 0u64;
+    while let Some(row) = rows.next()? {
+        let e = StoredEntry::from_row(row)?;
+        if !scope_admits(e.entry.access_policy.read_scope, e.owner(), gene) {
+            continue; // R-API-3: skipped silently
+        }
+        total += e.size;
+        if total > MAX_QUERY_BYTES {
+            return Err(MemoryError::invalid(format!(
+                "the entries this query matches total more than 4 MiB ({MAX_QUERY_BYTES} bytes); lower filter.limit (now {}) or narrow the filter",
+                f.limit
+            )));
+        }
+        out.push(e.entry);
+        if out.len() >= f.limit as usize {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The smallest byte string greater than every string starting with `prefix`, if any.
+fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deployer surface (R-HOST-2, R-POL-3)
+
+/// A line of the deployer's list: never a value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listing {
+    pub key: String,
+    pub category: Category,
+    pub size: u64,
+    pub created_by: String,
+    pub updated_at: i64,
+}
+
+/// Creates (or reconfigures) an agent's memory with a quota and a data policy.
+pub fn create_agent_memory(layout: &Layout, agent_id: &str, quota: u64, policy: DataPolicy) -> Result<()> {
+    let store = AgentStore::open(layout, agent_id, IfMissing::Create)?
+        .ok_or_else(|| MemoryError::storage("memory could not be created"))?;
+    store.configure(quota, policy)
+}
+
+/// Every live entry of the agent, by key, ignoring access policies. An agent whose memory was
+/// never created has none (and none is created).
+pub fn list_agent_memory(layout: &Layout, agent_id: &str, category: Option<Category>, now: i64) -> Result<Vec<Listing>> {
+    let Some(store) = AgentStore::open(layout, agent_id, IfMissing::Skip)? else { return Ok(Vec::new()) };
+    let list = |conn: &Connection| -> Result<Vec<Listing>> {
+        let mut stmt = conn.prepare_cached(
+            "SELECT key, category, size, created_by, updated_at FROM entries WHERE ?1 IS NULL OR category = ?1 ORDER BY key",
+        )?;
+        let rows = stmt.query_map([category.map(|c| c as i64)], |r| {
+            Ok(Listing {
+                key: String::from_utf8_lossy(&r.get::<_, Vec<u8>>(0)?).into_owned(),
+                category: Category::from_i64(r.get(1)?).unwrap_or(Category::Cache),
+                size: r.get::<_, i64>(2)? as u64,
+                created_by: r.get(3)?,
+                updated_at: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    };
+    let fast = store.read(|conn| {
+        if matches!(next_expiry(conn)?, Some(t) if t <= now) {
+            return Ok(None);
+        }
+        list(conn).map(Some)
+    })?;
+    match fast {
+        Some(l) => Ok(l),
+        None => store.write(now, |tx| list(tx.conn)),
+    }
+}
+
+/// Deletes one key or a whole category, ignoring access policies; returns how many.
+pub fn delete_agent_memory(layout: &Layout, agent_id: &str, key: Option<&Arg>, category: Option<&Arg>, now: i64) -> Result<u64> {
+    let key = key.filter(|k| !matches!(k, Arg::Undefined));
+    let category = category.filter(|c| !matches!(c, Arg::Undefined));
+    let target = match (key, category) {
+        (Some(k), None) => Ok(parse_key(k)?),
+        (None, Some(c)) => Err(parse_category(c)?),
+        _ => return Err(MemoryError::invalid("give exactly one of key and category to delete")),
+    };
+    check_agent_id(agent_id)?;
+    let Some(store) = AgentStore::open(layout, agent_id, IfMissing::Skip)? else {
+        return match target {
+            Ok(key) => Err(MemoryError::not_found(format!("no entry with key {key:?} in agent {agent_id:?}"))),
+            Err(_) => Ok(0),
+        };
+    };
+    store.write(now, |tx| {
+        let doomed: Vec<StoredEntry> = match &target {
+            Ok(key) => match load_entry(tx.conn, key)? {
+                Some(e) => vec![e],
+                None => return Err(MemoryError::not_found(format!("no entry with key {key:?} in agent {agent_id:?}"))),
+            },
+            Err(category) => {
+                let mut stmt = tx.conn.prepare_cached(&format!(
+                    "SELECT {ENTRY_COLUMNS} FROM entries WHERE category = ?1 ORDER BY updated_at, seq"
+                ))?;
+                let rows = stmt.query_map([*category as i64], StoredEntry::from_row)?;
+                rows.collect::<rusqlite::Result<_>>()?
+            }
+        };
+        let mut freed = 0;
+        for e in &doomed {
+            tx.batch.record(Action::Delete, Actor::Deployer, subject_of(e), None);
+            tx.delete_entry(&e.entry.key)?;
+            freed += e.size;
+        }
+        tx.set_used(tx.agent.used.saturating_sub(freed));
+        Ok(doomed.len() as u64)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Test memory (R-HOST-4)
+
+pub const TEST_AGENT_ID: &str = "test-memory";
+
+/// An empty, dedicated memory in a private temporary folder, deleted by `dispose`.
+pub struct TestMemory {
+    root: PathBuf,
+    store: Arc<AgentStore>,
+}
+
+impl TestMemory {
+    pub fn create(quota: u64, policy: DataPolicy) -> Result<TestMemory> {
+        let root = std::env::temp_dir().join(format!("rotifer-test-memory-{}", crate::store::unique_suffix()));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&root)
+            .map_err(|e| MemoryError::storage(format!("cannot create test memory folder {}: {e}", root.display())))?;
+        let layout = Layout::at(&root);
+        let made = AgentStore::open(&layout, TEST_AGENT_ID, IfMissing::Create)
+            .and_then(|s| s.ok_or_else(|| MemoryError::storage("test memory could not be created")))
+            .and_then(|store| store.configure(quota, policy).map(|_| store));
+        match made {
+            Ok(store) => Ok(TestMemory { root, store }),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&root);
+                Err(e)
+            }
+        }
+    }
+
+    /// A gene's view of this test memory.
+    pub fn gene_memory(&self, gene_id: Option<String>, domain: Option<String>) -> Result<GeneMemory> {
+        if let Some(d) = &domain {
+            check_domain(d)?;
+        }
+        let store = OnceLock::new();
+        let _ = store.set(self.store.clone());
+        Ok(GeneMemory {
+            target: Some(Target { layout: self.store.layout.clone(), agent_id: TEST_AGENT_ID.to_string(), store }),
+            gene: GeneMemory::gene(gene_id, domain),
+        })
+    }
+
+    pub fn root(&self) -> &std::path::Path {
+        &self.root
+    }
+
+    /// Closes the memory and deletes its folder; later calls fail with `MEMORY_STORAGE_ERROR`.
+    pub fn dispose(&self) {
+        self.store.close();
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Option objects of the host functions (§12)
+
+/// `{ agentId, root?, … }` of the deployer functions.
+pub struct AgentOptions<'a> {
+    pub layout: Layout,
+    pub agent_id: String,
+    fields: Vec<(&'a str, &'a Arg)>,
+}
+
+impl<'a> AgentOptions<'a> {
+    pub fn parse(what: &str, arg: &'a Arg, allowed: &[&str]) -> Result<AgentOptions<'a>> {
+        let fields = option_fields(what, arg, allowed)?;
+        let agent_id = match fields.iter().find(|(n, _)| *n == "agentId").map(|f| f.1) {
+            Some(Arg::Str(s)) => s.clone(),
+            Some(other) => return Err(MemoryError::invalid(format!("{what}.agentId must be a string, not {}", other.kind()))),
+            None => return Err(MemoryError::invalid(format!("{what}.agentId is required"))),
+        };
+        check_agent_id(&agent_id)?;
+        let root = match fields.iter().find(|(n, _)| *n == "root").map(|f| f.1) {
+            None | Some(Arg::Null) => None,
+            Some(Arg::Str(s)) => Some(s.as_str()),
+            Some(other) => return Err(MemoryError::invalid(format!("{what}.root must be a folder path string, not {}", other.kind()))),
+        };
+        Ok(AgentOptions { layout: Layout::resolve(root)?, agent_id, fields })
+    }
+
+    /// A field other than `agentId` and `root`, if given and not `undefined`.
+    pub fn get(&self, name: &str) -> Option<&'a Arg> {
+        self.fields.iter().find(|(n, _)| *n == name).map(|f| f.1)
+    }
+}

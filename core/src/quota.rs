@@ -1,0 +1,100 @@
+//! Quota text (R-QUO-2) and the default quota (R-QUO-1). Eviction itself runs in the store,
+//! which walks candidates in `Category::EVICTABLE` order (R-QUO-3).
+
+use crate::error::{MemoryError, Result};
+
+pub const DEFAULT_QUOTA: u64 = 10 * 1024 * 1024;
+pub const MAX_QUOTA: u64 = 1024 * 1024 * 1024 * 1024;
+
+const FORMS: &str = "a number and a unit KB, MB or GB (1 KB = 1024 bytes), such as 512KB, 50MB, 1.5GB or \"50 mb\"; more than 0 and at most 1 TB (1024GB)";
+
+/// Parses `50MB`, `1.5GB`, ` 512 kb ` into bytes, floored (R-QUO-2).
+pub fn parse_memory_quota(text: &str) -> Result<u64> {
+    let bad = |why: &str| MemoryError::invalid(format!("memory quota {text:?} {why}; write {FORMS}"));
+    let t = text.trim_matches(|c: char| c == ' ');
+    let digits_end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (number, rest) = t.split_at(digits_end);
+    let unit = rest.trim_start_matches(' ');
+    if number.is_empty() {
+        return Err(bad(if t.starts_with('-') { "is negative" } else { "does not start with a number" }));
+    }
+    let (int, frac) = match number.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (number, ""),
+    };
+    if int.is_empty() || frac.contains('.') || (number.contains('.') && frac.is_empty()) {
+        return Err(bad("is not a decimal number"));
+    }
+    let multiplier: u64 = match unit.to_ascii_uppercase().as_str() {
+        "KB" => 1024,
+        "MB" => 1024 * 1024,
+        "GB" => 1024 * 1024 * 1024,
+        "" => return Err(bad("has no unit")),
+        _ => return Err(bad("has an unknown unit")),
+    };
+    // Exact arithmetic: bytes = floor((int + frac / 10^len) * multiplier).
+    let int_value: u128 = int.parse::<u128>().map_err(|_| bad("is too large"))?;
+    let mut bytes: u128 = int_value.checked_mul(multiplier as u128).ok_or_else(|| bad("is too large"))?;
+    if !frac.is_empty() {
+        let frac = &frac[..frac.len().min(30)];
+        let frac_value: u128 = frac.parse().map_err(|_| bad("is not a decimal number"))?;
+        let scale = 10u128.pow(frac.len() as u32);
+        bytes += frac_value * multiplier as u128 / scale;
+    }
+    if bytes == 0 {
+        return Err(bad("is zero"));
+    }
+    if bytes > MAX_QUOTA as u128 {
+        return Err(bad("is over 1 TB"));
+    }
+    Ok(bytes as u64)
+}
+
+/// A quota given as a number of bytes (the API also takes numbers).
+pub fn check_quota_bytes(n: f64) -> Result<u64> {
+    if n.is_finite() && n.fract() == 0.0 && n >= 1.0 && n <= MAX_QUOTA as f64 {
+        Ok(n as u64)
+    } else {
+        Err(MemoryError::invalid(format!(
+            "memory quota {n} is not valid: give a whole number of bytes from 1 to {MAX_QUOTA}, or text: {FORMS}"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepted_forms() {
+        // R-QUO-2
+        assert_eq!(parse_memory_quota("512KB").unwrap(), 512 * 1024);
+        assert_eq!(parse_memory_quota("50MB").unwrap(), 50 * 1024 * 1024);
+        assert_eq!(parse_memory_quota("50 mb").unwrap(), 50 * 1024 * 1024);
+        assert_eq!(parse_memory_quota(" 1.5GB ").unwrap(), 1536 * 1024 * 1024);
+        assert_eq!(parse_memory_quota("1 gB").unwrap(), 1024 * 1024 * 1024);
+        assert_eq!(parse_memory_quota("0.001KB").unwrap(), 1); // 1.024 floors to 1
+        assert_eq!(parse_memory_quota("1024GB").unwrap(), MAX_QUOTA);
+        assert_eq!(parse_memory_quota("007KB").unwrap(), 7 * 1024);
+    }
+
+    #[test]
+    fn rejected_forms() {
+        for bad in [
+            "100", "0MB", "-5MB", "2TB", "1025GB", "1024.001GB", "0.0001KB", "1e3KB", "abc", "", "MB", "1.5.5MB",
+            "1.MB", ".5MB", "5 M B", "5MiB", "5B", "+5MB", "5MB5", "１MB", "5\tMB", "99999999999999999999999999999999999999999GB",
+        ] {
+            let e = parse_memory_quota(bad).unwrap_err();
+            assert_eq!(e.code, crate::ErrorCode::InvalidInput, "{bad}");
+            assert!(e.message.contains("512KB"), "message shows the accepted forms: {}", e.message);
+        }
+    }
+
+    #[test]
+    fn numeric_quotas() {
+        assert_eq!(check_quota_bytes(1.0).unwrap(), 1);
+        for bad in [0.0, -1.0, 1.5, f64::NAN, (MAX_QUOTA + 1) as f64] {
+            assert!(check_quota_bytes(bad).is_err(), "{bad}");
+        }
+    }
+}

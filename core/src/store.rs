@@ -1,0 +1,486 @@
+//! The SQLite store of one agent (R-HOST-1, R-HOST-5): schema, opening, the process-wide
+//! registry of connections, and the transaction that every changing call runs in.
+//!
+//! - WAL, `synchronous=NORMAL`, a `busy_timeout`, and `BEGIN IMMEDIATE` for every call that may
+//!   change anything, so that two processes wait for each other instead of failing.
+//! - A new database is built under a temporary name and linked into place, so a database file
+//!   that exists is always a complete one: an empty or damaged file is reported, never rebuilt.
+//! - The running byte total lives in the `agent` row, so the quota check never scans.
+
+use crate::access::Gene;
+use crate::audit::{Action, Actor, AuditBatch, Subject};
+use crate::error::{ErrorCode, MemoryError, Result};
+use crate::layout::{create_private_file, Layout};
+use crate::model::{AccessPolicy, Category, DataPolicy, Entry, RetentionPolicy, Scope, SharePolicy};
+use crate::quota::DEFAULT_QUOTA;
+use crate::time::MS_PER_DAY;
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::time::Duration;
+
+pub const SCHEMA_VERSION: i64 = 1;
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+const SCHEMA: &str = "
+CREATE TABLE agent (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  agent_id TEXT NOT NULL,
+  quota INTEGER NOT NULL,
+  anonymization_supported INTEGER NOT NULL,
+  max_retention_days INTEGER,
+  used_bytes INTEGER NOT NULL,
+  last_seq INTEGER NOT NULL
+);
+CREATE TABLE entries (
+  key BLOB NOT NULL UNIQUE,          -- UTF-8 bytes: BLOB order is byte order, for prefix ranges
+  entry_id TEXT NOT NULL,
+  category INTEGER NOT NULL,
+  value BLOB NOT NULL,
+  size INTEGER NOT NULL,
+  created_by TEXT NOT NULL,
+  creator_domain TEXT,
+  last_accessed_by TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  read_scope INTEGER NOT NULL,
+  write_scope INTEGER NOT NULL,
+  share_policy INTEGER NOT NULL,
+  ret_set INTEGER NOT NULL,          -- 0: retentionPolicy null (follow the agent)
+  ret_days INTEGER,
+  ret_auto_delete INTEGER NOT NULL,
+  ret_anonymization INTEGER NOT NULL,
+  expires_at INTEGER                 -- derived: when R-RET-1/2 makes it expire; NULL never
+);
+CREATE INDEX entries_by_recency ON entries (updated_at, seq);
+CREATE INDEX entries_by_category ON entries (category, updated_at, seq);
+CREATE INDEX entries_by_expiry ON entries (expires_at);
+";
+
+/// The columns `StoredEntry::from_row` reads, in its order.
+pub const ENTRY_COLUMNS: &str = "key, entry_id, category, value, size, created_by, creator_domain, last_accessed_by, \
+     created_at, updated_at, seq, read_scope, write_scope, share_policy, ret_set, ret_days, ret_auto_delete, ret_anonymization";
+
+/// An entry with the facts only the store needs.
+#[derive(Debug, Clone)]
+pub struct StoredEntry {
+    pub entry: Entry,
+    pub size: u64,
+    pub seq: i64,
+    pub creator_domain: Option<String>,
+}
+
+impl StoredEntry {
+    pub fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEntry> {
+        let bad = |what: &str| rusqlite::Error::InvalidColumnName(format!("corrupt entry: {what}"));
+        let key: Vec<u8> = row.get(0)?;
+        let key = String::from_utf8(key).map_err(|_| bad("key"))?;
+        let retention = if row.get::<_, i64>(14)? != 0 {
+            Some(RetentionPolicy {
+                max_retention_days: row.get(15)?,
+                auto_delete_on_termination: row.get(16)?,
+                anonymization_supported: row.get(17)?,
+            })
+        } else {
+            None
+        };
+        Ok(StoredEntry {
+            entry: Entry {
+                key,
+                entry_id: row.get(1)?,
+                category: Category::from_i64(row.get(2)?).ok_or_else(|| bad("category"))?,
+                value: row.get(3)?,
+                created_by: row.get(5)?,
+                last_accessed_by: row.get(7)?,
+                created_at: row.get(8)?,
+                updated_at: row.get(9)?,
+                access_policy: AccessPolicy {
+                    read_scope: Scope::from_i64(row.get(11)?).ok_or_else(|| bad("readScope"))?,
+                    write_scope: Scope::from_i64(row.get(12)?).ok_or_else(|| bad("writeScope"))?,
+                    share_policy: SharePolicy::from_i64(row.get(13)?).ok_or_else(|| bad("sharePolicy"))?,
+                },
+                retention_policy: retention,
+            },
+            size: row.get::<_, i64>(4)? as u64,
+            seq: row.get(10)?,
+            creator_domain: row.get(6)?,
+        })
+    }
+
+    pub fn owner(&self) -> crate::access::Owner<'_> {
+        crate::access::Owner { created_by: &self.entry.created_by, creator_domain: self.creator_domain.as_deref() }
+    }
+}
+
+/// The agent row: quota, data policy and the running totals.
+#[derive(Debug, Clone, Copy)]
+pub struct AgentRow {
+    pub quota: u64,
+    pub policy: DataPolicy,
+    pub used: u64,
+    pub last_seq: i64,
+}
+
+/// When an entry expires (R-RET-1, R-RET-2), or `None` for never.
+pub fn expires_at(updated_at: i64, retention: Option<&RetentionPolicy>, policy: &DataPolicy) -> Option<i64> {
+    let days = match retention {
+        Some(r) => r.max_retention_days,
+        None => policy.max_retention_days,
+    };
+    days.map(|d| updated_at.saturating_add(d.saturating_mul(MS_PER_DAY)))
+}
+
+/// One agent's database, shared by every handle of this process (R-HOST-5).
+pub struct AgentStore {
+    pub agent_id: String,
+    pub layout: Layout,
+    conn: Mutex<Option<Connection>>,
+}
+
+type Registry = Mutex<HashMap<PathBuf, Weak<AgentStore>>>;
+
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock unwound through a rusqlite Transaction, which rolled back:
+    // the connection is consistent, so poisoning carries no information here.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// How `open` treats an agent whose database does not exist yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfMissing {
+    Create,
+    /// Answer `None`: the deployer's list and delete never create memory.
+    Skip,
+}
+
+impl AgentStore {
+    /// The store of `agent_id` under `layout`, shared with other handles of this process.
+    pub fn open(layout: &Layout, agent_id: &str, if_missing: IfMissing) -> Result<Option<Arc<AgentStore>>> {
+        crate::model::check_agent_id(agent_id)?;
+        let path = layout.db_path(agent_id);
+        let key = match std::fs::canonicalize(&layout.root) {
+            Ok(root) => root.join(".rotifer").join("memory").join(format!("{agent_id}.db")),
+            Err(_) => path.clone(),
+        };
+        let mut reg = lock(registry());
+        if let Some(store) = reg.get(&key).and_then(Weak::upgrade) {
+            if store.is_open() {
+                return Ok(Some(store));
+            }
+        }
+        if if_missing == IfMissing::Skip && std::fs::symlink_metadata(&path).is_err() {
+            return Ok(None);
+        }
+        layout.ensure_dirs(true)?;
+        let conn = open_connection(&path, agent_id)?;
+        let store = Arc::new(AgentStore { agent_id: agent_id.to_string(), layout: layout.clone(), conn: Mutex::new(Some(conn)) });
+        reg.retain(|_, w| w.strong_count() > 0);
+        reg.insert(key, Arc::downgrade(&store));
+        Ok(Some(store))
+    }
+
+    fn is_open(&self) -> bool {
+        lock(&self.conn).is_some()
+    }
+
+    /// Closes the connection; later calls on this store fail with `MEMORY_STORAGE_ERROR`.
+    pub fn close(&self) {
+        if let Some(conn) = lock(&self.conn).take() {
+            let _ = conn.close();
+        }
+    }
+
+    fn conn(&self) -> Result<MutexGuard<'_, Option<Connection>>> {
+        let guard = lock(&self.conn);
+        if guard.is_none() {
+            return Err(MemoryError::storage("this memory was closed (a disposed test memory?); open a new one"));
+        }
+        Ok(guard)
+    }
+
+    /// Runs `f` without a write lock, for calls that may turn out to change nothing.
+    /// `f` answers `None` when it needs the write path after all.
+    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<Option<T>>) -> Result<Option<T>> {
+        let guard = self.conn()?;
+        f(guard.as_ref().expect("checked by conn()"))
+    }
+
+    /// Runs one changing call: `BEGIN IMMEDIATE`, purge of expired entries (R-RET-4), `f`,
+    /// then the audit lines (write-ahead, R-AUD-2), then `COMMIT`.
+    ///
+    /// A business error from `f` (denied, not found, quota, invalid) still commits the purge and
+    /// writes its own audit lines, since `f` changes nothing before it has decided. A storage
+    /// error, or an audit log that cannot be written, rolls everything back.
+    pub fn write<T>(&self, now: i64, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T>) -> Result<T> {
+        let mut guard = self.conn()?;
+        let conn = guard.as_mut().expect("checked by conn()");
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut batch = AuditBatch::new(&self.agent_id, now);
+        let mut t = Tx { conn: &tx, batch: &mut batch, agent: read_agent(&tx)?, now, agent_changed: false };
+        t.purge_expired()?;
+        let result = f(&mut t);
+        if let Err(e) = &result {
+            if e.code == ErrorCode::StorageError {
+                return result; // the transaction rolls back on drop
+            }
+        }
+        if t.agent_changed {
+            let a = t.agent;
+            tx.prepare_cached("UPDATE agent SET used_bytes = ?1, last_seq = ?2 WHERE id = 1")?
+                .execute(params![a.used as i64, a.last_seq])?;
+        }
+        batch.flush_audit(&self.layout)?;
+        tx.commit()?;
+        batch.flush_telemetry(&self.layout);
+        result
+    }
+
+    /// Sets quota and data policy (R-POL-3), recomputing when entries that follow the agent's
+    /// retention expire.
+    pub fn configure(&self, quota: u64, policy: DataPolicy) -> Result<()> {
+        let mut guard = self.conn()?;
+        let conn = guard.as_mut().expect("checked by conn()");
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute(
+            "UPDATE agent SET quota = ?1, anonymization_supported = ?2, max_retention_days = ?3 WHERE id = 1",
+            params![quota as i64, policy.anonymization_supported, policy.max_retention_days],
+        )?;
+        tx.execute(
+            "UPDATE entries SET expires_at = CASE WHEN ?1 IS NULL THEN NULL ELSE updated_at + ?1 * ?2 END WHERE ret_set = 0",
+            params![policy.max_retention_days, MS_PER_DAY],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn agent_row(&self) -> Result<AgentRow> {
+        let guard = self.conn()?;
+        read_agent(guard.as_ref().expect("checked by conn()"))
+    }
+}
+
+pub fn read_agent(conn: &Connection) -> Result<AgentRow> {
+    conn.prepare_cached("SELECT quota, anonymization_supported, max_retention_days, used_bytes, last_seq FROM agent WHERE id = 1")?
+        .query_row([], |r| {
+            Ok(AgentRow {
+                quota: r.get::<_, i64>(0)? as u64,
+                policy: DataPolicy { anonymization_supported: r.get(1)?, max_retention_days: r.get(2)? },
+                used: r.get::<_, i64>(3)? as u64,
+                last_seq: r.get(4)?,
+            })
+        })
+        .optional()?
+        .ok_or_else(|| MemoryError::storage("the memory database has no agent row: it is damaged; restore it from a backup"))
+}
+
+/// The earliest expiry in the store, if any entry can expire.
+pub fn next_expiry(conn: &Connection) -> Result<Option<i64>> {
+    Ok(conn.prepare_cached("SELECT MIN(expires_at) FROM entries")?.query_row([], |r| r.get(0))?)
+}
+
+pub fn load_entry(conn: &Connection, key: &str) -> Result<Option<StoredEntry>> {
+    let mut stmt = conn.prepare_cached(&format!("SELECT {ENTRY_COLUMNS} FROM entries WHERE key = ?1"))?;
+    Ok(stmt.query_row([key.as_bytes()], StoredEntry::from_row).optional()?)
+}
+
+/// A changing call in progress: the transaction, the audit lines it will write, and the agent
+/// row it will store.
+pub struct Tx<'c, 'b> {
+    pub conn: &'c Connection,
+    pub batch: &'c mut AuditBatch<'b>,
+    pub agent: AgentRow,
+    pub now: i64,
+    agent_changed: bool,
+}
+
+impl Tx<'_, '_> {
+    /// R-RET-4: deletes every expired entry, with an audit line each.
+    fn purge_expired(&mut self) -> Result<()> {
+        match next_expiry(self.conn)? {
+            Some(t) if t <= self.now => {}
+            _ => return Ok(()),
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT key, category, size FROM entries WHERE expires_at <= ?1 ORDER BY expires_at, seq")?;
+        let expired: Vec<(Vec<u8>, i64, i64)> =
+            stmt.query_map([self.now], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<rusqlite::Result<_>>()?;
+        for (key, category, size) in &expired {
+            let key = String::from_utf8_lossy(key);
+            self.batch.record(
+                Action::Expire,
+                Actor::System,
+                Subject { key: Some(&key), category: Category::from_i64(*category), size: Some(*size as u64) },
+                None,
+            );
+        }
+        self.conn.prepare_cached("DELETE FROM entries WHERE expires_at <= ?1")?.execute([self.now])?;
+        let freed: i64 = expired.iter().map(|e| e.2).sum();
+        self.set_used(self.agent.used.saturating_sub(freed as u64));
+        Ok(())
+    }
+
+    pub fn set_used(&mut self, used: u64) {
+        self.agent.used = used;
+        self.agent_changed = true;
+    }
+
+    pub fn next_seq(&mut self) -> i64 {
+        self.agent.last_seq += 1;
+        self.agent_changed = true;
+        self.agent.last_seq
+    }
+
+    pub fn delete_entry(&mut self, key: &str) -> Result<()> {
+        self.conn.prepare_cached("DELETE FROM entries WHERE key = ?1")?.execute([key.as_bytes()])?;
+        Ok(())
+    }
+
+    /// Inserts or replaces the row of `e` (found by key).
+    pub fn put_entry(&mut self, e: &StoredEntry, exists: bool) -> Result<()> {
+        let en = &e.entry;
+        let r = en.retention_policy;
+        let expires = expires_at(en.updated_at, r.as_ref(), &self.agent.policy);
+        let sql = if exists {
+            "UPDATE entries SET entry_id = ?2, category = ?3, value = ?4, size = ?5, created_by = ?6, creator_domain = ?7, \
+             last_accessed_by = ?8, created_at = ?9, updated_at = ?10, seq = ?11, read_scope = ?12, write_scope = ?13, \
+             share_policy = ?14, ret_set = ?15, ret_days = ?16, ret_auto_delete = ?17, ret_anonymization = ?18, \
+             expires_at = ?19 WHERE key = ?1"
+        } else {
+            "INSERT INTO entries (key, entry_id, category, value, size, created_by, creator_domain, last_accessed_by, \
+             created_at, updated_at, seq, read_scope, write_scope, share_policy, ret_set, ret_days, ret_auto_delete, \
+             ret_anonymization, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
+        };
+        self.conn.prepare_cached(sql)?.execute(params![
+            en.key.as_bytes(),
+            en.entry_id,
+            en.category as i64,
+            en.value,
+            e.size as i64,
+            en.created_by,
+            e.creator_domain,
+            en.last_accessed_by,
+            en.created_at,
+            en.updated_at,
+            e.seq,
+            en.access_policy.read_scope as i64,
+            en.access_policy.write_scope as i64,
+            en.access_policy.share_policy as i64,
+            r.is_some(),
+            r.and_then(|r| r.max_retention_days),
+            r.is_some_and(|r| r.auto_delete_on_termination),
+            r.is_some_and(|r| r.anonymization_supported),
+            expires,
+        ])?;
+        Ok(())
+    }
+
+    pub fn touch(&mut self, key: &str, gene: &Gene) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE entries SET last_accessed_by = ?2 WHERE key = ?1")?
+            .execute(params![key.as_bytes(), gene.id])?;
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Opening
+
+fn configure_connection(conn: &Connection) -> Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(())
+}
+
+fn sqlite_flags() -> OpenFlags {
+    OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW
+}
+
+fn storage(path: &Path, what: impl std::fmt::Display) -> MemoryError {
+    MemoryError::storage(format!("memory database {}: {what}", path.display()))
+}
+
+/// Opens the agent's database, building it first if it does not exist.
+fn open_connection(path: &Path, agent_id: &str) -> Result<Connection> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(storage(path, "is a symlink; memory databases are never opened through links"))
+        }
+        Ok(m) if !m.is_file() => return Err(storage(path, "is not a regular file")),
+        Ok(m) if m.len() == 0 => {
+            return Err(storage(path, "is empty (truncated?); it was left as it is: restore it from a backup or move it away"))
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => build_new_database(path, agent_id)?,
+        Err(e) => return Err(storage(path, e)),
+    }
+    let conn = Connection::open_with_flags(path, sqlite_flags()).map_err(|e| storage(path, e))?;
+    configure_connection(&conn)?;
+    let checked = (|| -> rusqlite::Result<(i64, String)> {
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+        conn.execute_batch("PRAGMA synchronous = NORMAL")?;
+        Ok((version, mode))
+    })();
+    let (version, mode) = checked.map_err(|e| storage(path, format!("{e}; the file was left as it is")))?;
+    if version != SCHEMA_VERSION {
+        return Err(storage(
+            path,
+            format!("has schema version {version}, and this version of rotifer-memory reads version {SCHEMA_VERSION}"),
+        ));
+    }
+    if !mode.eq_ignore_ascii_case("wal") {
+        conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)).map_err(|e| storage(path, e))?;
+    }
+    read_agent(&conn).map_err(|e| storage(path, e.message))?;
+    Ok(conn)
+}
+
+/// Builds a complete database under a temporary name, then links it into place: if another
+/// process won the race, its database is used and ours is dropped.
+fn build_new_database(path: &Path, agent_id: &str) -> Result<()> {
+    let wal = PathBuf::from(format!("{}-wal", path.display()));
+    if std::fs::symlink_metadata(&wal).is_ok() {
+        return Err(storage(
+            path,
+            "is missing but its -wal file is there: the database was removed by hand. Nothing was created; restore the database or remove the -wal and -shm files",
+        ));
+    }
+    let tmp = PathBuf::from(format!("{}.init-{}", path.display(), unique_suffix()));
+    let result = (|| -> Result<()> {
+        drop(create_private_file(&tmp).map_err(|e| storage(&tmp, e))?);
+        let conn = Connection::open_with_flags(&tmp, sqlite_flags()).map_err(|e| storage(&tmp, e))?;
+        conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))?;
+        conn.execute_batch(&format!("BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"))?;
+        conn.execute(
+            "INSERT INTO agent (id, agent_id, quota, anonymization_supported, max_retention_days, used_bytes, last_seq) VALUES (1, ?1, ?2, 0, NULL, 0, 0)",
+            params![agent_id, DEFAULT_QUOTA as i64],
+        )?;
+        conn.close().map_err(|(_, e)| MemoryError::from(e))?;
+        match std::fs::hard_link(&tmp, path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+            Err(e) => Err(storage(path, e)),
+        }
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", tmp.display()));
+    }
+    result
+}
+
+/// A name part no other process or call of this one uses at the same time.
+pub fn unique_suffix() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    format!("{}-{:x}-{:x}", std::process::id(), nanos, COUNTER.fetch_add(1, Ordering::Relaxed))
+}

@@ -1,0 +1,80 @@
+//! Times: milliseconds since the epoch inside, RFC 3339 with exactly millisecond precision
+//! and a `Z` suffix outside (R-ENT, R-RET-1).
+
+use crate::error::{MemoryError, Result};
+use chrono::{DateTime, SecondsFormat, Utc};
+
+pub const MS_PER_DAY: i64 = 86_400_000;
+/// 9999-12-31T23:59:59.999Z: the last instant RFC 3339 can write with four year digits.
+pub const MAX_MS: i64 = 253_402_300_799_999;
+
+/// The system clock in milliseconds since the epoch.
+pub fn system_now() -> i64 {
+    Utc::now().timestamp_millis()
+}
+
+/// Checks a clock reading (the `now` test clock may return anything).
+pub fn check_now(ms: f64) -> Result<i64> {
+    if !ms.is_finite() || ms.fract() != 0.0 || ms < 0.0 || ms > MAX_MS as f64 {
+        return Err(MemoryError::invalid(format!(
+            "now() returned {ms}; it must return whole milliseconds since 1970-01-01T00:00:00Z, up to year 9999"
+        )));
+    }
+    Ok(ms as i64)
+}
+
+/// `2026-11-30T01:38:19.123Z`.
+pub fn format_ms(ms: i64) -> String {
+    match DateTime::<Utc>::from_timestamp_millis(ms) {
+        Some(t) => t.to_rfc3339_opts(SecondsFormat::Millis, true),
+        None => "1970-01-01T00:00:00.000Z".to_string(),
+    }
+}
+
+/// Parses an RFC 3339 time with any offset and fraction into milliseconds, rounding a
+/// sub-millisecond fraction up: stored times are whole milliseconds, so `t >= x` and `t < x`
+/// mean the same for the rounded `x` as for the exact one.
+pub fn parse_rfc3339_ceil_ms(field: &str, text: &str) -> Result<i64> {
+    let t = DateTime::parse_from_rfc3339(text).map_err(|_| {
+        MemoryError::invalid(format!(
+            "filter.{field} {text:?} is not an RFC 3339 time; write it like 2026-11-30T01:38:19.123Z"
+        ))
+    })?;
+    let ms = t.timestamp_millis();
+    let sub_ms = t.timestamp_subsec_nanos() % 1_000_000;
+    Ok(if sub_ms > 0 { ms + 1 } else { ms })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_exact_milliseconds_with_z() {
+        // R-ENT createdAt/updatedAt shape
+        assert_eq!(format_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(format_ms(1_796_002_699_123), "2026-11-30T01:38:19.123Z");
+        assert_eq!(format_ms(MAX_MS), "9999-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn parses_offsets_and_rounds_fractions_up() {
+        assert_eq!(parse_rfc3339_ceil_ms("since", "1970-01-01T00:00:00.001Z").unwrap(), 1);
+        assert_eq!(parse_rfc3339_ceil_ms("since", "1970-01-01T01:00:00+01:00").unwrap(), 0);
+        assert_eq!(parse_rfc3339_ceil_ms("since", "1970-01-01T00:00:00.0001Z").unwrap(), 1);
+        assert_eq!(parse_rfc3339_ceil_ms("since", "1970-01-01T00:00:00.002000Z").unwrap(), 2);
+        for bad in ["", "yesterday", "2026-11-30", "2026-13-01T00:00:00Z", "2026-11-30T00:00:00"] {
+            let e = parse_rfc3339_ceil_ms("until", bad).unwrap_err();
+            assert_eq!(e.code, crate::ErrorCode::InvalidInput, "{bad}");
+            assert!(e.message.contains("filter.until"));
+        }
+    }
+
+    #[test]
+    fn clock_readings_are_checked() {
+        assert_eq!(check_now(5.0).unwrap(), 5);
+        for bad in [f64::NAN, f64::INFINITY, -1.0, 1.5, (MAX_MS + 1) as f64] {
+            assert!(check_now(bad).is_err(), "{bad}");
+        }
+    }
+}

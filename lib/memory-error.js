@@ -1,0 +1,40 @@
+'use strict'
+
+/** The five codes a memory call can fail with (spec §11). */
+const MEMORY_ERROR_CODES = Object.freeze([
+  'MEMORY_NOT_FOUND',
+  'MEMORY_ACCESS_DENIED',
+  'MEMORY_QUOTA_EXCEEDED',
+  'MEMORY_INVALID_INPUT',
+  'MEMORY_STORAGE_ERROR',
+])
+
+const KNOWN = new Set(MEMORY_ERROR_CODES)
+
+/** Every failure of the memory API throws one of these (R-ERR-1). */
+class MemoryError extends Error {
+  constructor(code, message, options) {
+    super(message, options)
+    this.code = KNOWN.has(code) ? code : 'MEMORY_STORAGE_ERROR'
+  }
+}
+
+Object.defineProperty(MemoryError.prototype, 'name', {
+  value: 'MemoryError',
+  writable: true,
+  configurable: true,
+  enumerable: false,
+})
+
+/**
+ * The error to throw for `e`: native errors carry their code in `e.code`; anything else
+ * (a test clock or a getter that threw) becomes a storage error with `e` as its cause.
+ */
+function toMemoryError(e) {
+  if (e instanceof MemoryError) return e
+  if (e && KNOWN.has(e.code)) return new MemoryError(e.code, e.message)
+  const what = e && e.message ? e.message : String(e)
+  return new MemoryError('MEMORY_STORAGE_ERROR', `memory call failed: ${what}`, { cause: e })
+}
+
+module.exports = { MemoryError, MEMORY_ERROR_CODES, toMemoryError }

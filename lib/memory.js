@@ -1,0 +1,156 @@
+'use strict'
+// The public API over the native binding. These wrappers convert arguments only as far as the
+// binding needs (the test clock is read here) and turn native failures into MemoryError; every
+// rule of the contract lives in the Rust core.
+
+const { createHash } = require('node:crypto')
+const { MemoryError, toMemoryError } = require('./memory-error')
+
+/** The gene id of `createTestMemory().memory` when no `geneId` is given. */
+const TEST_GENE_ID = 'v2:' + createHash('sha256').update('rotifer:test-gene').digest('hex')
+
+function unavailable() {
+  return new MemoryError('MEMORY_STORAGE_ERROR', 'native binding unavailable')
+}
+
+/** `options.now`, checked: a function, or nothing. */
+function clockOf(options) {
+  const now = options != null && typeof options === 'object' ? options.now : undefined
+  if (now === undefined || now === null) return undefined
+  if (typeof now !== 'function') {
+    throw new MemoryError('MEMORY_INVALID_INPUT', 'options.now must be a function returning milliseconds since the epoch')
+  }
+  return now
+}
+
+function create(native) {
+  if (!native) {
+    class GeneMemoryAccess {
+      constructor(options) {}
+      readMemory() { throw unavailable() }
+      writeMemory() { throw unavailable() }
+      queryMemory() { throw unavailable() }
+      deleteMemory() { throw unavailable() }
+    }
+    const fail = () => { throw unavailable() }
+    return {
+      GeneMemoryAccess,
+      createAgentMemory: fail,
+      parseMemoryQuota: fail,
+      listAgentMemory: fail,
+      deleteAgentMemory: fail,
+      createTestMemory: fail,
+      createMemoryImports: fail,
+      TEST_GENE_ID,
+    }
+  }
+
+  class GeneMemoryAccess {
+    #native
+    #now
+
+    constructor(options) {
+      try {
+        this.#now = clockOf(options)
+        this.#native = new native.NativeGeneMemory(options)
+      } catch (e) {
+        throw toMemoryError(e)
+      }
+    }
+
+    readMemory(key, category) {
+      try {
+        return this.#native.read(key, category, this.#now && this.#now())
+      } catch (e) {
+        throw toMemoryError(e)
+      }
+    }
+
+    writeMemory(key, value, category, accessPolicy, retentionPolicy) {
+      try {
+        return this.#native.write(key, value, category, accessPolicy, retentionPolicy, this.#now && this.#now())
+      } catch (e) {
+        throw toMemoryError(e)
+      }
+    }
+
+    queryMemory(filter) {
+      try {
+        return this.#native.query(filter, this.#now && this.#now())
+      } catch (e) {
+        throw toMemoryError(e)
+      }
+    }
+
+    deleteMemory(key) {
+      try {
+        this.#native.delete(key, this.#now && this.#now())
+      } catch (e) {
+        throw toMemoryError(e)
+      }
+    }
+  }
+
+  function call(fn) {
+    try {
+      return fn()
+    } catch (e) {
+      throw toMemoryError(e)
+    }
+  }
+
+  const createAgentMemory = (options) => call(() => native.createAgentMemory(options))
+  const parseMemoryQuota = (text) => call(() => native.parseMemoryQuota(text))
+  const listAgentMemory = (options) => call(() => native.listAgentMemory(options, clockOf(options)?.()))
+  const deleteAgentMemory = (options) => call(() => native.deleteAgentMemory(options, clockOf(options)?.()))
+
+  // Test memories still open; each is deleted when the process exits (R-HOST-4).
+  const openTestMemories = new Set()
+  let exitHookInstalled = false
+
+  function createTestMemory(options) {
+    return call(() => {
+      const now = clockOf(options)
+      const opts = options == null ? {} : options
+      const store = new native.NativeTestMemory(opts)
+      if (!exitHookInstalled) {
+        exitHookInstalled = true
+        process.once('exit', () => {
+          for (const s of openTestMemories) s.dispose()
+          openTestMemories.clear()
+        })
+      }
+      openTestMemories.add(store)
+      const forGene = (geneId, domain) =>
+        new GeneMemoryAccess({ agentId: store.agentId, root: store.root, geneId, domain, now })
+      let memory
+      try {
+        memory = forGene(opts.geneId === undefined ? TEST_GENE_ID : opts.geneId, opts.domain)
+      } catch (e) {
+        openTestMemories.delete(store)
+        store.dispose()
+        throw e
+      }
+      return {
+        memory,
+        forGene,
+        dispose() {
+          openTestMemories.delete(store)
+          store.dispose()
+        },
+      }
+    })
+  }
+
+  return {
+    GeneMemoryAccess,
+    createAgentMemory,
+    parseMemoryQuota,
+    listAgentMemory,
+    deleteAgentMemory,
+    createTestMemory,
+    TEST_GENE_ID,
+  }
+}
+
+module.exports = { create, unavailable }

@@ -1,0 +1,210 @@
+//! The Node.js binding: argument conversion and error mapping over `rotifer-memory-core`,
+//! nothing else. `index.js` wraps these natives into the public API.
+//!
+//! Every entry point runs inside `guard`, which turns a Rust panic into
+//! `MEMORY_STORAGE_ERROR` (R-ERR-3). Errors carry the code in `error.code`; `index.js` turns
+//! them into `MemoryError`.
+
+mod convert;
+
+use convert::{Builder, JsAny, JsOut};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use rotifer_memory_core::memory::AgentOptions;
+use rotifer_memory_core::model::{parse_data_policy, parse_optional_category, parse_quota_arg};
+use rotifer_memory_core::{time, Arg, GeneMemory, GeneOptions, MemoryError, TestMemory};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+type CoreResult<T> = std::result::Result<T, MemoryError>;
+
+fn to_js_error(e: MemoryError) -> napi::Error<String> {
+    napi::Error::new(e.code.as_str().to_string(), e.message)
+}
+
+/// Runs an entry point, mapping its error and any panic to a JS error with a memory code.
+fn guard<T>(f: impl FnOnce() -> CoreResult<T>) -> Result<T, String> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(result) => result.map_err(to_js_error),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(to_js_error(MemoryError::storage(format!(
+                "internal error in rotifer-memory ({what}); nothing was changed by this call. Please report it"
+            ))))
+        }
+    }
+}
+
+/// The clock of a call: the `now` the JS side passes (from its test clock), or the system's.
+fn now_ms(now: &JsAny) -> CoreResult<i64> {
+    match now.to_arg()? {
+        Arg::Undefined | Arg::Null => Ok(time::system_now()),
+        Arg::Number(n) => time::check_now(n),
+        other => Err(MemoryError::invalid(format!("now() must return a number of milliseconds, not {}", other.kind()))),
+    }
+}
+
+/// A gene's memory handle; `GeneMemoryAccess` in `index.js` wraps it.
+#[napi]
+pub struct NativeGeneMemory {
+    inner: GeneMemory,
+}
+
+#[napi]
+impl NativeGeneMemory {
+    #[napi(constructor)]
+    pub fn new(options: JsAny) -> Result<Self, String> {
+        guard(|| {
+            let options = GeneOptions::parse(&options.to_arg()?, &["now", "deadline"])?;
+            Ok(NativeGeneMemory { inner: GeneMemory::open(options)? })
+        })
+    }
+
+    #[napi]
+    pub fn read(&self, env: Env, key: JsAny, category: JsAny, now: JsAny) -> Result<JsOut, String> {
+        guard(|| {
+            let found = self.inner.read(&key.to_arg()?, &category.to_arg()?, now_ms(&now)?)?;
+            let b = Builder::new(env.raw());
+            Ok(JsOut(match found {
+                Some(e) => b.entry(&e)?,
+                None => b.null()?,
+            }))
+        })
+    }
+
+    #[napi]
+    pub fn write(
+        &self,
+        env: Env,
+        key: JsAny,
+        value: JsAny,
+        category: JsAny,
+        access_policy: JsAny,
+        retention_policy: JsAny,
+        now: JsAny,
+    ) -> Result<JsOut, String> {
+        guard(|| {
+            let e = self.inner.write(
+                &key.to_arg()?,
+                value.to_arg()?,
+                &category.to_arg()?,
+                &access_policy.to_arg()?,
+                &retention_policy.to_arg()?,
+                now_ms(&now)?,
+            )?;
+            Ok(JsOut(Builder::new(env.raw()).entry(&e)?))
+        })
+    }
+
+    #[napi]
+    pub fn query(&self, env: Env, filter: JsAny, now: JsAny) -> Result<JsOut, String> {
+        guard(|| {
+            let entries = self.inner.query(&filter.to_arg()?, now_ms(&now)?)?;
+            let b = Builder::new(env.raw());
+            let items = entries.iter().map(|e| b.entry(e)).collect::<CoreResult<Vec<_>>>()?;
+            Ok(JsOut(b.array(&items)?))
+        })
+    }
+
+    #[napi]
+    pub fn delete(&self, key: JsAny, now: JsAny) -> Result<(), String> {
+        guard(|| self.inner.delete(&key.to_arg()?, now_ms(&now)?))
+    }
+}
+
+/// `createAgentMemory({ agentId, root?, quota?, dataPolicy? })`.
+#[napi]
+pub fn create_agent_memory(options: JsAny) -> Result<(), String> {
+    guard(|| {
+        let arg = options.to_arg()?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "quota", "dataPolicy"])?;
+        let quota = parse_quota_arg(o.get("quota"))?;
+        let policy = parse_data_policy(o.get("dataPolicy").unwrap_or(&Arg::Undefined))?;
+        rotifer_memory_core::create_agent_memory(&o.layout, &o.agent_id, quota, policy)
+    })
+}
+
+/// `parseMemoryQuota(text)`: bytes (R-QUO-2).
+#[napi]
+pub fn parse_memory_quota(text: JsAny) -> Result<f64, String> {
+    guard(|| match text.to_arg()? {
+        Arg::Str(s) => Ok(rotifer_memory_core::quota::parse_memory_quota(&s)? as f64),
+        other => Err(MemoryError::invalid(format!("the memory quota must be text like \"50MB\", not {}", other.kind()))),
+    })
+}
+
+/// `listAgentMemory({ agentId, root?, category? }, now)`.
+#[napi]
+pub fn list_agent_memory(env: Env, options: JsAny, now: JsAny) -> Result<JsOut, String> {
+    guard(|| {
+        let arg = options.to_arg()?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "category", "now"])?;
+        let category = parse_optional_category(o.get("category").unwrap_or(&Arg::Undefined))?;
+        let list = rotifer_memory_core::list_agent_memory(&o.layout, &o.agent_id, category, now_ms(&now)?)?;
+        let b = Builder::new(env.raw());
+        let items = list.iter().map(|l| b.listing(l)).collect::<CoreResult<Vec<_>>>()?;
+        Ok(JsOut(b.array(&items)?))
+    })
+}
+
+/// `deleteAgentMemory({ agentId, root?, key? , category? }, now)`: how many were deleted.
+#[napi]
+pub fn delete_agent_memory(options: JsAny, now: JsAny) -> Result<f64, String> {
+    guard(|| {
+        let arg = options.to_arg()?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "key", "category", "now"])?;
+        let n = rotifer_memory_core::delete_agent_memory(&o.layout, &o.agent_id, o.get("key"), o.get("category"), now_ms(&now)?)?;
+        Ok(n as f64)
+    })
+}
+
+/// A test memory's folder and lifetime; `createTestMemory` in `index.js` wraps it.
+#[napi]
+pub struct NativeTestMemory {
+    inner: TestMemory,
+}
+
+#[napi]
+impl NativeTestMemory {
+    /// `{ quota?, dataPolicy? }`; the JS side handles `geneId`, `domain` and `now`.
+    #[napi(constructor)]
+    pub fn new(options: JsAny) -> Result<Self, String> {
+        guard(|| {
+            let arg = options.to_arg()?;
+            let arg = if arg.is_absent() { Arg::Object(vec![]) } else { arg };
+            let fields = rotifer_memory_core::model::option_fields("options", &arg, &["geneId", "domain", "quota", "dataPolicy", "now"])?;
+            let get = |n: &str| fields.iter().find(|f| f.0 == n).map(|f| f.1);
+            let quota = parse_quota_arg(get("quota"))?;
+            let policy = parse_data_policy(get("dataPolicy").unwrap_or(&Arg::Undefined))?;
+            Ok(NativeTestMemory { inner: TestMemory::create(quota, policy)? })
+        })
+    }
+
+    /// The temporary project root that holds this memory.
+    #[napi(getter)]
+    pub fn root(&self) -> String {
+        self.inner.root().to_string_lossy().into_owned()
+    }
+
+    #[napi(getter)]
+    pub fn agent_id(&self) -> &'static str {
+        rotifer_memory_core::memory::TEST_AGENT_ID
+    }
+
+    #[napi]
+    pub fn dispose(&self) -> Result<(), String> {
+        guard(|| {
+            self.inner.dispose();
+            Ok(())
+        })
+    }
+}
+
+/// Panics inside a guarded entry point, to prove that no panic reaches Node (R-ERR-3).
+#[napi(js_name = "__panicForTest")]
+pub fn panic_for_test() -> Result<(), String> {
+    guard(|| -> CoreResult<()> { panic!("deliberate panic for the R-ERR-3 test") })
+}
