@@ -132,7 +132,7 @@ pub fn create_agent_memory(options: JsAny) -> Result<(), String> {
 pub fn parse_memory_quota(text: JsAny) -> Result<f64, String> {
     guard(|| match text.to_arg()? {
         Arg::Str(s) => Ok(rotifer_memory_core::quota::parse_memory_quota(&s)? as f64),
-        other => Err(MemoryError::invalid(format!("the memory quota must be text like \"50MB\", not {}", other.kind()))),
+        other => Err(MemoryError::invalid(format!("the memory quota must be text such as 512KB, 50MB or 1.5GB, not {}", other.kind()))),
     })
 }
 

@@ -1,0 +1,223 @@
+// Type definitions for @rotifer/playground/memory — the Agent Memory API.
+//
+// Every Agent owns one persistent memory. A gene run by Node.js receives it as `ctx.memory`,
+// the second argument of `express(input, ctx)`. All calls are synchronous. Every failure
+// throws a `MemoryError` whose `code` says what went wrong.
+
+/**
+ * What an entry holds, which decides eviction when the quota is hit (R-CAT, R-QUO-3):
+ * - `PREFERENCE`: learned user habits and preferences. Never evicted.
+ * - `PATTERN`: patterns found across runs. Evicted after `CACHE`, oldest first.
+ * - `CONTEXT`: knowledge about a task or domain. Evicted after `PATTERN`, oldest first.
+ * - `CACHE`: results that can be recomputed. Evicted first, oldest first.
+ *
+ * Always upper case; any other spelling is `MEMORY_INVALID_INPUT`.
+ */
+export type MemoryCategory = 'PREFERENCE' | 'PATTERN' | 'CONTEXT' | 'CACHE'
+
+/**
+ * Who may read (`readScope`) or write and delete (`writeScope`) an entry (R-ACC):
+ * - `CREATOR_GENE_ONLY`: only the gene that created it (an upgraded gene has a new id!).
+ * - `SAME_DOMAIN`: the creator and every gene of the creator's phenotype domain.
+ * - `ALL_GENES`: every gene of the agent.
+ * - `DEPLOYER_CONFIGURED`: reserved; always denied in this version, and cannot be set.
+ */
+export type MemoryScope = 'CREATOR_GENE_ONLY' | 'SAME_DOMAIN' | 'ALL_GENES' | 'DEPLOYER_CONFIGURED'
+
+/**
+ * Whether an entry may leave the agent. `ANONYMIZED_SHARE` and `KNOWLEDGE_GENE` need an agent
+ * data policy with `anonymizationSupported: true`; otherwise the write is denied.
+ */
+export type MemorySharePolicy = 'PRIVATE' | 'ANONYMIZED_SHARE' | 'KNOWLEDGE_GENE'
+
+/** An entry's access policy: exactly these three fields. */
+export interface MemoryAccessPolicy {
+  readScope: MemoryScope
+  writeScope: MemoryScope
+  sharePolicy: MemorySharePolicy
+}
+
+/** How long an entry is kept: exactly these three fields. */
+export interface RetentionPolicy {
+  /** Whole days from 1 to 2147483647 after the last write; `null` keeps it forever. */
+  maxRetentionDays: number | null
+  /** Stored and validated; not acted on in this version. */
+  autoDeleteOnTermination: boolean
+  anonymizationSupported: boolean
+}
+
+/** One stored entry. Every call returns fresh copies: changing them changes nothing stored. */
+export interface MemoryEntry {
+  /** Lowercase hex SHA-256 of `agentId ‖ 0x00 ‖ key`; never changes. */
+  entryId: string
+  category: MemoryCategory
+  key: string
+  value: Uint8Array
+  /** v2 id of the gene that created the entry. */
+  createdBy: string
+  /** v2 id of the gene that last read or wrote it (queries do not count). */
+  lastAccessedBy: string
+  /** RFC 3339 UTC with milliseconds, e.g. `2026-11-30T01:38:19.123Z`. */
+  createdAt: string
+  updatedAt: string
+  accessPolicy: MemoryAccessPolicy
+  /** `null`: the entry follows the agent's data policy. */
+  retentionPolicy: RetentionPolicy | null
+}
+
+/** What `queryMemory` matches; `undefined` and `null` fields count as not given. */
+export interface MemoryFilter {
+  category?: MemoryCategory | null
+  /** A plain prefix of the key: `%`, `_`, `*`, `?` and `\` are ordinary characters. */
+  keyPrefix?: string | null
+  /** RFC 3339; entries with `updatedAt >= since`. */
+  since?: string | null
+  /** RFC 3339; entries with `updatedAt < until`. */
+  until?: string | null
+  /** A whole number from 1 to 1000; default 100. */
+  limit?: number | null
+}
+
+/** The agent's data policy, set by the deployer. Default: no anonymization, no maximum. */
+export interface DataPolicy {
+  anonymizationSupported?: boolean
+  /** Entries may not ask to be kept longer; entries with `retentionPolicy: null` expire after it. */
+  maxRetentionDays?: number | null
+}
+
+/** The codes a `MemoryError` can carry. */
+export type MemoryErrorCode =
+  | 'MEMORY_NOT_FOUND'
+  | 'MEMORY_ACCESS_DENIED'
+  | 'MEMORY_QUOTA_EXCEEDED'
+  | 'MEMORY_INVALID_INPUT'
+  | 'MEMORY_STORAGE_ERROR'
+
+/**
+ * Thrown by every failing memory call.
+ * - `MEMORY_NOT_FOUND`: deleting a key that does not exist (or has expired).
+ * - `MEMORY_ACCESS_DENIED`: the entry's policy forbids it, a non-creator tried to change a
+ *   policy, the write breaks the agent's data policy, the gene has no v2 id, or the gene runs
+ *   outside an agent.
+ * - `MEMORY_QUOTA_EXCEEDED`: no room even after evicting every evictable entry; nothing was
+ *   written or evicted.
+ * - `MEMORY_INVALID_INPUT`: a bad key, category, value, policy, filter or limit, or a query
+ *   whose result would exceed 4 MiB.
+ * - `MEMORY_STORAGE_ERROR`: the disk, the database or the audit log failed, or the native
+ *   binding is unavailable. Memory never falls back to another store.
+ */
+export declare class MemoryError extends Error {
+  constructor(code: MemoryErrorCode, message: string, options?: { cause?: unknown })
+  readonly name: 'MemoryError'
+  readonly code: MemoryErrorCode
+}
+
+/** The five codes, in the order of the specification. */
+export declare const MEMORY_ERROR_CODES: readonly MemoryErrorCode[]
+
+/** Options of a `GeneMemoryAccess` (set by the host that runs the gene). */
+export interface GeneMemoryOptions {
+  /** The agent the memory belongs to; `null`: the gene runs alone and every call is denied. */
+  agentId: string | null
+  /** The gene's v2 id (`v2:` + 64 lowercase hex digits); invalid or `null`: every call is denied. */
+  geneId: string | null
+  /** The gene's phenotype domain, e.g. `text.format`. */
+  domain?: string | null
+  /** Project root holding `.rotifer/`; default: nearest ancestor of the working directory with `rotifer.json`, else the working directory. */
+  root?: string
+  /** A test clock: milliseconds since the epoch. */
+  now?: () => number
+}
+
+/** A gene's view of its agent's memory: what `ctx.memory` is. */
+export declare class GeneMemoryAccess {
+  constructor(options: GeneMemoryOptions)
+
+  /**
+   * The entry stored under `key`, or `null` if there is none (or it is of another `category`).
+   * Throws `MEMORY_ACCESS_DENIED` if the entry exists but this gene may not read it.
+   */
+  readMemory(key: string, category?: MemoryCategory | null): MemoryEntry | null
+
+  /**
+   * Creates the entry, or replaces the value (and category) of an existing one, and returns it.
+   * Keys: 1 to 1024 UTF-8 bytes, no NUL. Values: at most 1 MiB.
+   * When the quota is full, older `CACHE`, then `PATTERN`, then `CONTEXT` entries are evicted.
+   * On an existing entry, omitted policies are kept; only its creator may change them.
+   * `retentionPolicy: null` means "follow the agent's data policy".
+   */
+  writeMemory(
+    key: string,
+    value: Uint8Array,
+    category: MemoryCategory,
+    accessPolicy?: MemoryAccessPolicy,
+    retentionPolicy?: RetentionPolicy | null,
+  ): MemoryEntry
+
+  /** The entries this gene may read that match `filter`, most recently updated first. */
+  queryMemory(filter?: MemoryFilter | null): MemoryEntry[]
+
+  /** Deletes the entry; throws `MEMORY_NOT_FOUND` if there is none. */
+  deleteMemory(key: string): void
+}
+
+/** Creates (or reconfigures) an agent's memory with a quota (default 10 MB) and a data policy. */
+export declare function createAgentMemory(options: {
+  agentId: string
+  root?: string
+  /** `"50MB"`, `"512KB"`, `"1.5GB"` (1 KB = 1024 bytes), or a number of bytes. */
+  quota?: string | number
+  dataPolicy?: DataPolicy
+}): void
+
+/** Bytes for a quota text such as `50MB`; throws `MEMORY_INVALID_INPUT` otherwise. */
+export declare function parseMemoryQuota(text: string): number
+
+/** A line of the deployer's list: never the value. */
+export interface MemoryListing {
+  key: string
+  category: MemoryCategory
+  size: number
+  createdBy: string
+  updatedAt: string
+}
+
+/** Every live entry of an agent, by key, whatever its access policy. */
+export declare function listAgentMemory(options: {
+  agentId: string
+  root?: string
+  category?: MemoryCategory
+  now?: () => number
+}): MemoryListing[]
+
+/** Deletes one key or a whole category, whatever the access policies; returns how many. */
+export declare function deleteAgentMemory(options: {
+  agentId: string
+  root?: string
+  key?: string
+  category?: MemoryCategory
+  now?: () => number
+}): number
+
+/** An ephemeral memory for tests: empty, shared by all handles, deleted on `dispose()` or exit. */
+export interface TestMemory {
+  /** The memory of the test gene (`geneId`, default `TEST_GENE_ID`). */
+  memory: GeneMemoryAccess
+  /** The same memory as another gene sees it. */
+  forGene(geneId: string, domain?: string): GeneMemoryAccess
+  dispose(): void
+}
+
+export declare function createTestMemory(options?: {
+  geneId?: string
+  domain?: string
+  quota?: string | number
+  dataPolicy?: DataPolicy
+  now?: () => number
+}): TestMemory
+
+/** The v2 id `createTestMemory().memory` uses when no `geneId` is given. */
+export declare const TEST_GENE_ID: string
+
+/** `false` when the native binding could not be loaded; every call then throws. */
+export declare const nativeBindingLoaded: boolean
