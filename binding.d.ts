@@ -28,6 +28,27 @@ export declare class NativeTestMemory {
   dispose(): void
 }
 
+/** The protocol of one gene instance; `createMemoryImports` in `lib/wasm-imports.js` wraps it. */
+export declare class NativeWasmHost {
+  /** The options of `GeneMemoryAccess`, plus `deadline`. */
+  constructor(options: JsAny)
+  /**
+   * One host call (`readMemory`, …) on views of the gene's request and `out`; returns what
+   * the gene gets back. A bad clock reading is the call's error, reported to the gene.
+   */
+  call(name: string, request: Uint8Array, out: Uint8Array, now: number | undefined): number
+  /**
+   * A call whose request or `out` lies outside the gene's memory: `-4` past the deadline,
+   * else `-10`, and nothing is written.
+   */
+  outOfBounds(now: number | undefined): number
+  /**
+   * A failure found before the protocol ran (a test clock that threw): its return value,
+   * with the error envelope written to `out` when it fits.
+   */
+  fail(out: Uint8Array, code: string, message: string): number
+}
+
 /** Panics inside a guarded entry point, to prove that no panic reaches Node (R-ERR-3). */
 export declare function __panicForTest(): void
 

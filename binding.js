@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.NativeGeneMemory = nativeBinding.NativeGeneMemory
 module.exports.NativeTestMemory = nativeBinding.NativeTestMemory
+module.exports.NativeWasmHost = nativeBinding.NativeWasmHost
 module.exports.__panicForTest = nativeBinding.__panicForTest
 module.exports.createAgentMemory = nativeBinding.createAgentMemory
 module.exports.deleteAgentMemory = nativeBinding.deleteAgentMemory

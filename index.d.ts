@@ -221,3 +221,31 @@ export declare const TEST_GENE_ID: string
 
 /** `false` when the native binding could not be loaded; every call then throws. */
 export declare const nativeBindingLoaded: boolean
+
+/**
+ * A host function of the module `rotifer` (R-WASM): `(req_ptr, req_len, out_ptr, out_cap) -> i32`.
+ * Returns the bytes written to `out`, or a negative code: -1 out too small (response kept for a
+ * byte-identical retry), -2 access denied, -4 deadline passed, -8 quota exceeded,
+ * -10 invalid input, -12 not found, -13 storage error.
+ */
+export type MemoryHostFunction = (reqPtr: number, reqLen: number, outPtr: number, outCap: number) => number
+
+/** The four host functions; put them under `imports.rotifer`. */
+export type MemoryImports = {
+  readMemory: MemoryHostFunction
+  writeMemory: MemoryHostFunction
+  queryMemory: MemoryHostFunction
+  deleteMemory: MemoryHostFunction
+}
+
+/**
+ * Memory host functions for a WASM gene run by Node's own `WebAssembly` (R-WASM-6).
+ * Requests and responses are JSON; values are base64 (see the WASM protocol in the README).
+ * @param options the options of `GeneMemoryAccess`, plus `deadline` (ms since the epoch): calls at or after it get -4.
+ * @param memory returns the instance's exported memory (known only after instantiation); read on every host call.
+ * @throws MemoryError if the options are invalid or `memory` is not a function.
+ */
+export declare function createMemoryImports(
+  options: GeneMemoryOptions & { deadline?: number },
+  memory: () => WebAssembly.Memory,
+): MemoryImports

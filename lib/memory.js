@@ -5,6 +5,7 @@
 
 const { createHash } = require('node:crypto')
 const { MemoryError, toMemoryError } = require('./memory-error')
+const { memoryImportsFor } = require('./wasm-imports')
 
 /** The gene id of `createTestMemory().memory` when no `geneId` is given. */
 const TEST_GENE_ID = 'v2:' + createHash('sha256').update('rotifer:test-gene').digest('hex')
@@ -149,6 +150,7 @@ function create(native) {
     listAgentMemory,
     deleteAgentMemory,
     createTestMemory,
+    createMemoryImports: memoryImportsFor(native, clockOf),
     TEST_GENE_ID,
   }
 }

@@ -6,6 +6,7 @@
 //! them into `MemoryError`.
 
 mod convert;
+mod wasm;
 
 use convert::{Builder, JsAny, JsOut};
 use napi::bindgen_prelude::*;
@@ -15,14 +16,14 @@ use rotifer_memory_core::model::{parse_data_policy, parse_optional_category, par
 use rotifer_memory_core::{time, Arg, GeneMemory, GeneOptions, MemoryError, TestMemory};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-type CoreResult<T> = std::result::Result<T, MemoryError>;
+pub(crate) type CoreResult<T> = std::result::Result<T, MemoryError>;
 
 fn to_js_error(e: MemoryError) -> napi::Error<String> {
     napi::Error::new(e.code.as_str().to_string(), e.message)
 }
 
 /// Runs an entry point, mapping its error and any panic to a JS error with a memory code.
-fn guard<T>(f: impl FnOnce() -> CoreResult<T>) -> Result<T, String> {
+pub(crate) fn guard<T>(f: impl FnOnce() -> CoreResult<T>) -> Result<T, String> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(result) => result.map_err(to_js_error),
         Err(panic) => {
@@ -39,7 +40,7 @@ fn guard<T>(f: impl FnOnce() -> CoreResult<T>) -> Result<T, String> {
 }
 
 /// The clock of a call: the `now` the JS side passes (from its test clock), or the system's.
-fn now_ms(now: &JsAny) -> CoreResult<i64> {
+pub(crate) fn now_ms(now: &JsAny) -> CoreResult<i64> {
     match now.to_arg()? {
         Arg::Undefined | Arg::Null => Ok(time::system_now()),
         Arg::Number(n) => time::check_now(n),

@@ -15,6 +15,7 @@ pub mod model;
 pub mod quota;
 pub mod store;
 pub mod time;
+pub mod wasm;
 
 pub use arg::Arg;
 pub use error::{ErrorCode, MemoryError, Result};
