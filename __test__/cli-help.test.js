@@ -1,0 +1,60 @@
+'use strict'
+// `--help` on every command, and the command-line errors of the `rotifer` bin.
+
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const path = require('node:path')
+const { rotifer, makeProject, oneErrorLine } = require('./cli-harness')
+
+const COMMANDS = {
+  '': /^Usage: rotifer <command>/,
+  agent: /^Usage: rotifer agent <command>/,
+  'agent create': /^Usage: rotifer agent create <name> --genes <gene…> \[--memory-quota=<size>\] \[--allow-anonymization\] \[--max-retention-days=<N>\]/,
+  'agent run': /^Usage: rotifer agent run <agent> --input <json>/,
+  'agent memory': /^Usage: rotifer agent memory <command>/,
+  'agent memory list': /^Usage: rotifer agent memory list <agent> \[--category <C>\] \[--json\]/,
+  'agent memory delete': /^Usage: rotifer agent memory delete <agent> \(--key <K> \| --category <C>\)/,
+  run: /^Usage: rotifer run <gene> --input <json>/,
+  test: /^Usage: rotifer test <gene>/,
+}
+
+test('--help on every command prints its usage, exits 0 and runs nothing', (t) => {
+  const root = makeProject(t)
+  for (const [command, usage] of Object.entries(COMMANDS)) {
+    const words = command ? command.split(' ') : []
+    // Extra, even invalid, arguments do not stop the help.
+    const r = rotifer(root, ...words, 'some-name', '--bogus', '--help')
+    assert.equal(r.status, 0, `${command} --help: ${r.stderr}`)
+    assert.match(r.stdout, usage, command)
+    assert.equal(r.stderr, '')
+  }
+  assert.match(rotifer(root, 'agent', 'memory', 'delete', '-h').stdout, COMMANDS['agent memory delete'])
+  assert.equal(fs.existsSync(path.join(root, '.rotifer')), false)
+  // Groups list their commands.
+  assert.match(rotifer(root, 'agent', '--help').stdout, /\n {2}create .*\n {2}run .*\n {2}memory /)
+  assert.match(rotifer(root, '--help').stdout, /\n {2}agent .*\n {2}run .*\n {2}test /)
+})
+
+test('a wrong command line is one error line and exit code 2', (t) => {
+  const root = makeProject(t)
+  const cases = [
+    [[], /^error: rotifer: missing command: agent, run or test/],
+    [['bogus'], /^error: rotifer: unknown command "bogus" \(see rotifer --help\)$/],
+    [['agent', 'memory'], /missing command: list or delete/],
+    [['agent', 'create', 'x', '--genes', 'g', '--nope'], /^error: rotifer agent create: unknown option --nope/],
+    [['agent', 'create', 'x', '--genes', 'g', '--allow-anonymization=yes'], /--allow-anonymization takes no value/],
+    [['agent', 'create', 'x', '--genes'], /--genes needs at least one value/],
+    [['agent', 'run', 'a', 'b', '--input', '{}'], /unexpected argument "b"/],
+    [['agent', 'memory', 'list'], /missing <agent>/],
+    [['agent', 'memory', 'delete', 'a', '--key', 'k', '--key', 'j'], /--key is given more than once/],
+    [['run', 'gene', '--input'], /--input needs a value/],
+    [['test'], /missing <gene>/],
+  ]
+  for (const [args, message] of cases) {
+    const r = rotifer(root, ...args)
+    assert.equal(r.status, 2, args.join(' '))
+    assert.equal(r.stdout, '')
+    assert.match(oneErrorLine(r), message)
+  }
+})

@@ -1,0 +1,109 @@
+'use strict'
+// Agent records: `.rotifer/agents/<id>.json`, one per agent, holding what `rotifer agent create`
+// was told (`id`, `name`, `genome`, `composition`, `memoryQuota`, `dataPolicy`, `createdAt`).
+// Like everything under `.rotifer/`, the folder is private (0700) and the files 0600, and they
+// are never reached through a symlink.
+
+const fs = require('node:fs')
+const path = require('node:path')
+const { CliError } = require('./errors')
+
+/** Agent names follow the memory API's agent id rule, so a name is always safe to print. */
+const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+function agentsDir(root) {
+  return path.join(root, '.rotifer', 'agents')
+}
+
+/** Creates `dir` 0700 if missing; an existing one must be a real folder, not a link. */
+function ensurePrivateDir(dir) {
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 })
+  } catch (e) {
+    if (e.code !== 'EEXIST') throw new CliError(`cannot create ${dir}: ${e.message}`)
+  }
+  const st = fs.lstatSync(dir)
+  if (st.isSymbolicLink()) throw new CliError(`${dir} is a symlink; agent records are never followed through links`)
+  if (!st.isDirectory()) throw new CliError(`${dir} exists and is not a folder`)
+}
+
+/** Checks a name given to `rotifer agent create`. */
+function checkAgentName(name) {
+  if (!AGENT_NAME.test(name)) {
+    throw new CliError(`agent name ${JSON.stringify(name)} is not valid: use 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit`)
+  }
+  // Agents are found by name or id; a name shaped like an id would be shadowed by that id.
+  if (UUID.test(name)) throw new CliError(`agent name ${JSON.stringify(name)} looks like an agent id; choose another name`)
+}
+
+/**
+ * Writes the record of a new agent. The file appears complete or not at all: it is written
+ * under a temporary name, then renamed.
+ */
+function writeAgent(root, record) {
+  ensurePrivateDir(path.join(root, '.rotifer'))
+  ensurePrivateDir(agentsDir(root))
+  const file = path.join(agentsDir(root), `${record.id}.json`)
+  const tmp = path.join(agentsDir(root), `.${record.id}.json.${process.pid}.tmp`)
+  const flags = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW
+  let fd
+  try {
+    fd = fs.openSync(tmp, flags, 0o600)
+    fs.writeFileSync(fd, JSON.stringify(record, null, 2) + '\n')
+    fs.closeSync(fd)
+    fd = undefined
+    fs.renameSync(tmp, file)
+  } catch (e) {
+    if (fd !== undefined) fs.closeSync(fd)
+    fs.rmSync(tmp, { force: true })
+    throw new CliError(`cannot write ${file}: ${e.message}`)
+  }
+  return file
+}
+
+function isRecord(r, id) {
+  return (
+    r !== null && typeof r === 'object' &&
+    r.id === id && typeof r.name === 'string' &&
+    Array.isArray(r.genome) && r.genome.length > 0 && r.genome.every((g) => typeof g === 'string')
+  )
+}
+
+/** Every readable agent record of the project. Files that are not agent records are skipped. */
+function readAgents(root) {
+  let files
+  try {
+    files = fs.readdirSync(agentsDir(root))
+  } catch (e) {
+    if (e.code === 'ENOENT') return []
+    throw new CliError(`cannot read ${agentsDir(root)}: ${e.message}`)
+  }
+  const agents = []
+  for (const f of files.sort()) {
+    if (!f.endsWith('.json') || f.startsWith('.')) continue
+    const id = f.slice(0, -'.json'.length)
+    try {
+      const record = JSON.parse(fs.readFileSync(path.join(agentsDir(root), f), 'utf8'))
+      if (isRecord(record, id)) agents.push(record)
+    } catch {
+      // unreadable: not an agent this command can use
+    }
+  }
+  return agents
+}
+
+/** The agent whose id, or else whose name, is `ref`. */
+function findAgent(root, ref) {
+  const agents = readAgents(root)
+  const byId = agents.find((a) => a.id === ref)
+  if (byId) return byId
+  const named = agents.filter((a) => a.name === ref)
+  if (named.length === 1) return named[0]
+  if (named.length > 1) {
+    throw new CliError(`agent name "${ref}" is ambiguous: ${named.length} agents have it (ids ${named.map((a) => a.id).join(', ')}); name the agent by its id`)
+  }
+  throw new CliError(`no agent named or with id ${JSON.stringify(ref)} in ${root}; create one with: rotifer agent create <name> --genes <gene…>`)
+}
+
+module.exports = { agentsDir, checkAgentName, writeAgent, readAgents, findAgent }

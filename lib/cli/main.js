@@ -1,0 +1,132 @@
+'use strict'
+// The `rotifer` command: finds the command named by the leading words, shows help, parses
+// options and runs it. Every failure becomes one line on stderr and a non-zero exit code
+// (2 for a wrong command line, 1 for anything else).
+
+const { parseArgs, wantsHelp } = require('./args')
+const { CliError, UsageError, describeError, oneLine } = require('./errors')
+const { findProjectRoot } = require('./project')
+const agent = require('./commands/agent')
+const agentMemory = require('./commands/agent-memory')
+const { run } = require('./commands/run')
+const { test } = require('./commands/test')
+
+/** Command groups hold commands (or more groups); commands have a `run`. */
+const tree = {
+  name: '',
+  summary: 'the Rotifer playground CLI: agents, genes and agent memory',
+  commands: {
+    agent: {
+      name: 'agent',
+      summary: 'create and run agents, inspect and clean their memory',
+      commands: {
+        create: agent.create,
+        run: agent.run,
+        memory: {
+          name: 'agent memory',
+          summary: "inspect and clean an agent's memory (the deployer's view)",
+          commands: { list: agentMemory.list, delete: agentMemory.delete },
+        },
+      },
+    },
+    run,
+    test,
+  },
+}
+
+/** The deepest command or group the leading words name, and the words after it. */
+function resolve(argv) {
+  let node = tree
+  let i = 0
+  while (node.commands && i < argv.length && Object.prototype.hasOwnProperty.call(node.commands, argv[i])) {
+    node = node.commands[argv[i]]
+    i++
+  }
+  return { node, rest: argv.slice(i) }
+}
+
+function fullName(node) {
+  return node.name ? `rotifer ${node.name}` : 'rotifer'
+}
+
+function groupHelp(node) {
+  const names = Object.keys(node.commands)
+  const width = Math.max(...names.map((n) => n.length))
+  return [
+    `Usage: ${fullName(node)} <command> [options]`,
+    '',
+    node.summary.charAt(0).toUpperCase() + node.summary.slice(1) + '.',
+    '',
+    'Commands:',
+    ...names.map((n) => `  ${n.padEnd(width)}  ${node.commands[n].summary}`),
+    '',
+    `Run "${fullName(node)} <command> --help" for the options of a command.`,
+    ...(node === tree ? ['The project root is the nearest folder upwards holding rotifer.json, else the current folder.'] : []),
+  ].join('\n')
+}
+
+function commandHelp(cmd) {
+  const rows = Object.entries(cmd.options || {}).map(([name, o]) => [
+    o.type === 'boolean' ? `--${name}` : `--${name} ${o.value || '<value>'}`,
+    o.help + (o.required ? ' (required)' : ''),
+  ])
+  rows.push(['-h, --help', 'show this help'])
+  const width = Math.max(...rows.map((r) => r[0].length))
+  return [
+    `Usage: ${cmd.usage}`,
+    '',
+    ...cmd.description,
+    '',
+    'Options:',
+    ...rows.map(([flag, help]) => `  ${flag.padEnd(width)}  ${help}`),
+    ...(cmd.examples && cmd.examples.length ? ['', 'Examples:', ...cmd.examples.map((e) => `  ${e}`)] : []),
+  ].join('\n')
+}
+
+function helpOf(node) {
+  return node.commands ? groupHelp(node) : commandHelp(node)
+}
+
+/**
+ * Runs the CLI on `argv` (without `node` and the script). Returns the exit code; writes through
+ * `io.out` / `io.err` (one line or block per call).
+ */
+async function main(argv, io) {
+  const { node, rest } = resolve(argv)
+  try {
+    if (wantsHelp(rest) || (node === tree && rest[0] === 'help')) {
+      io.out(helpOf(node))
+      return 0
+    }
+    if (node === tree && (rest[0] === '--version' || rest[0] === '-V')) {
+      io.out(require('../../package.json').version)
+      return 0
+    }
+    if (node.commands) {
+      if (rest.length === 0) {
+        const names = Object.keys(node.commands)
+        throw new UsageError(`missing command: ${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`, node.name || null)
+      }
+      const what = rest[0].startsWith('-') ? `option ${rest[0]}` : `command "${rest[0]}"`
+      throw new UsageError(`unknown ${what}`, node.name || null)
+    }
+    const args = parseArgs(rest, node)
+    const root = findProjectRoot(process.cwd())
+    return await node.run({ ...args, root, io })
+  } catch (e) {
+    io.err(`error: ${oneLine(messageOf(e))}`)
+    return e instanceof CliError ? e.exitCode : 1
+  }
+}
+
+function messageOf(e) {
+  if (e instanceof UsageError) {
+    const cmd = e.command ? `rotifer ${e.command}` : 'rotifer'
+    return e.seeHelp ? `${cmd}: ${e.message} (see ${cmd} --help)` : `${cmd}: ${e.message}`
+  }
+  if (e instanceof CliError) return e.message
+  // A MemoryError from the memory API shows its code; anything else is unexpected.
+  return describeError(e)
+}
+
+module.exports = { main, tree }
