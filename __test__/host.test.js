@@ -283,3 +283,19 @@ test('R-HOST-5 many handles share one agent; two processes writing at once never
     assert.equal(count('memory.create') - count('memory.evict') - count('memory.delete') - count('memory.expire'), list.length)
   })
 })
+
+test('R-HOST-4 test memories of killed processes are swept by the next createTestMemory', (t) => {
+  const script = `
+    const m = require(${JSON.stringify(INDEX)});
+    m.createTestMemory().memory.writeMemory('k', new Uint8Array(1), 'CACHE');
+    const fs = require('fs'); const os = require('os');
+    console.log(JSON.stringify(fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('rotifer-test-memory-' + process.pid + '-'))));
+    process.kill(process.pid, 'SIGKILL');`
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' })
+  assert.equal(r.signal, 'SIGKILL')
+  const [dir] = JSON.parse(r.stdout)
+  assert.ok(fs.existsSync(path.join(os.tmpdir(), dir)), 'a killed process leaves its test memory behind')
+  const tm = memory.createTestMemory()
+  t.after(() => tm.dispose())
+  assert.ok(!fs.existsSync(path.join(os.tmpdir(), dir)), 'the next test memory removes it')
+})

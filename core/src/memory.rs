@@ -537,6 +537,36 @@ pub fn delete_agent_memory(layout: &Layout, agent_id: &str, key: Option<&Arg>, c
 // Test memory (R-HOST-4)
 
 pub const TEST_AGENT_ID: &str = "test-memory";
+/// Test memory folders are `<tmp>/rotifer-test-memory-<pid>-<unique>`.
+const TEST_DIR_PREFIX: &str = "rotifer-test-memory-";
+
+/// Removes the test memories of processes that no longer exist: a process killed by a signal
+/// never ran its exit hook. Only real folders owned by this user, named with a dead pid.
+fn sweep_stale_test_memories(tmp: &std::path::Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(dir) = std::fs::read_dir(tmp) else { return };
+    let me = std::process::id();
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(TEST_DIR_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me || pid == 0 || pid > i32::MAX as u32 {
+            continue;
+        }
+        // kill(pid, 0) fails with ESRCH only when no such process exists.
+        let gone = unsafe { libc::kill(pid as i32, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        let ours = std::fs::symlink_metadata(entry.path()).is_ok_and(|m| m.is_dir() && m.uid() == unsafe { libc::geteuid() });
+        if gone && ours {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
 
 /// An empty, dedicated memory in a private temporary folder, deleted by `dispose`.
 pub struct TestMemory {
@@ -546,7 +576,9 @@ pub struct TestMemory {
 
 impl TestMemory {
     pub fn create(quota: u64, policy: DataPolicy) -> Result<TestMemory> {
-        let root = std::env::temp_dir().join(format!("rotifer-test-memory-{}", crate::store::unique_suffix()));
+        let tmp = std::env::temp_dir();
+        sweep_stale_test_memories(&tmp);
+        let root = tmp.join(format!("{TEST_DIR_PREFIX}{}", crate::store::unique_suffix()));
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&root)
