@@ -77,8 +77,10 @@ impl GeneOptions {
                 }
                 f if host_fields.contains(&f) => {}
                 other => {
+                    let known: Vec<&str> = ["agentId", "geneId", "domain", "root"].iter().chain(host_fields).copied().collect();
                     return Err(MemoryError::invalid(format!(
-                        "options has an unknown field {other:?}; it takes agentId, geneId, domain, root and now"
+                        "options has an unknown field {other:?}; it takes {}",
+                        known.join(", ")
                     )))
                 }
             }
