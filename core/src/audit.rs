@@ -194,10 +194,27 @@ impl<'a> AuditBatch<'a> {
 }
 
 fn write_json_line<T: Serialize>(out: &mut Vec<u8>, value: &T) {
+    let start = out.len();
     // Serializing these plain structs cannot fail.
     if serde_json::to_writer(&mut *out, value).is_ok() {
+        escape_line_separators(out, start);
         out.push(b'\n');
     }
+}
+
+/// JSON allows U+0085, U+2028 and U+2029 raw inside strings, but many line readers (Python's
+/// `splitlines`, log shippers) end a line there: escaped, a key holding them cannot start a line.
+fn escape_line_separators(out: &mut Vec<u8>, start: usize) {
+    let line = &out[start..];
+    if !line.windows(2).any(|w| w == [0xE2, 0x80] || w == [0xC2, 0x85]) {
+        return;
+    }
+    let escaped = String::from_utf8_lossy(line)
+        .replace('\u{85}', "\\u0085")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029");
+    out.truncate(start);
+    out.extend_from_slice(escaped.as_bytes());
 }
 
 /// R-AUD-4: off when `ROTIFER_TELEMETRY` is `0`, `false` or `off`, or `DO_NOT_TRACK` is set to
@@ -237,6 +254,19 @@ mod tests {
         assert_eq!(v["entryId"], entry_id("agent", evil));
         // Field order is the documented one.
         assert!(text.starts_with("{\"ts\":"));
+    }
+
+    #[test]
+    fn unicode_line_separators_are_escaped() {
+        // R-AUD-3: U+0085, U+2028 and U+2029 never appear raw, so no line reader splits a line.
+        let mut b = AuditBatch::new("agent", 0);
+        let evil = "a\u{2028}{\"action\":\"memory.delete\"}\u{2029}b\u{85}c\u{2027}";
+        b.record(Action::Create, Actor::Gene("v2:x"), Subject { key: Some(evil), category: None, size: None }, None);
+        let text = String::from_utf8(b.lines.clone()).unwrap();
+        assert!(!text.contains(['\u{85}', '\u{2028}', '\u{2029}']), "{text}");
+        assert!(text.contains("\\u2028") && text.contains("\\u2029") && text.contains("\\u0085"));
+        let v: serde_json::Value = serde_json::from_str(text.trim_end()).unwrap();
+        assert_eq!(v["key"], evil);
     }
 
     #[test]

@@ -35,12 +35,7 @@ pub fn parse_memory_quota(text: &str) -> Result<u64> {
     // Exact arithmetic: bytes = floor((int + frac / 10^len) * multiplier).
     let int_value: u128 = int.parse::<u128>().map_err(|_| bad("is too large"))?;
     let mut bytes: u128 = int_value.checked_mul(multiplier as u128).ok_or_else(|| bad("is too large"))?;
-    if !frac.is_empty() {
-        let frac = &frac[..frac.len().min(30)];
-        let frac_value: u128 = frac.parse().map_err(|_| bad("is not a decimal number"))?;
-        let scale = 10u128.pow(frac.len() as u32);
-        bytes += frac_value * multiplier as u128 / scale;
-    }
+    bytes += u128::from(fraction_bytes(frac, multiplier));
     if bytes == 0 {
         return Err(bad("is zero"));
     }
@@ -48,6 +43,12 @@ pub fn parse_memory_quota(text: &str) -> Result<u64> {
         return Err(bad("is over 1 TB"));
     }
     Ok(bytes as u64)
+}
+
+/// floor(0.`frac` × `multiplier`), exact for a fraction of any length: long multiplication from
+/// the last digit, whose final carry is the whole part. (`frac` holds ASCII digits only.)
+fn fraction_bytes(frac: &str, multiplier: u64) -> u64 {
+    frac.bytes().rev().fold(0, |carry, d| (u64::from(d - b'0') * multiplier + carry) / 10)
 }
 
 /// A quota given as a number of bytes (the API also takes numbers).
@@ -76,6 +77,12 @@ mod tests {
         assert_eq!(parse_memory_quota("0.001KB").unwrap(), 1); // 1.024 floors to 1
         assert_eq!(parse_memory_quota("1024GB").unwrap(), MAX_QUOTA);
         assert_eq!(parse_memory_quota("007KB").unwrap(), 7 * 1024);
+        // Long fractions are exact (30 nines × 1 GB used to overflow): 0.999…9 GB floors to
+        // 1 GB − 1 byte, and 0.5 followed by many zeros and a 1 to exactly half a kilobyte.
+        assert_eq!(parse_memory_quota(&format!("0.{}GB", "9".repeat(40))).unwrap(), 1024 * 1024 * 1024 - 1);
+        assert_eq!(parse_memory_quota(&format!("0.5{}1KB", "0".repeat(60))).unwrap(), 512);
+        assert_eq!(parse_memory_quota("7777.67777777777777777737770077077377700770GB").unwrap_err().code, crate::ErrorCode::InvalidInput);
+        assert_eq!(parse_memory_quota("1023.99999999999999999999999999999999999GB").unwrap(), MAX_QUOTA - 1);
     }
 
     #[test]

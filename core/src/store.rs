@@ -137,6 +137,83 @@ pub struct AgentStore {
     pub agent_id: String,
     pub layout: Layout,
     conn: Mutex<Option<Connection>>,
+    /// The database file as opened, checked before every call.
+    file: DbFile,
+}
+
+/// The database file a store opened: if the path stops naming it (moved, replaced, deleted,
+/// a file in place of the folder), or it is overwritten or truncated in place, every call fails
+/// with `MEMORY_STORAGE_ERROR` instead of reading stale pages or checkpointing into a file that
+/// is no longer a database.
+struct DbFile {
+    path: PathBuf,
+    file: std::fs::File,
+    dev: u64,
+    ino: u64,
+    /// The largest size seen: without VACUUM a database file never shrinks.
+    max_len: std::sync::atomic::AtomicU64,
+    /// The -wal and -shm files as SQLite opened them: while a connection is open, SQLite never
+    /// deletes or recreates them, so a change means they were removed or replaced by hand.
+    companions: Vec<(PathBuf, u64, u64)>,
+}
+
+impl DbFile {
+    fn open(path: &Path) -> Result<DbFile> {
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)
+            .map_err(|e| storage(path, e))?;
+        let meta = file.metadata().map_err(|e| storage(path, e))?;
+        let companions = ["-wal", "-shm"]
+            .iter()
+            .map(|suffix| PathBuf::from(format!("{}{suffix}", path.display())))
+            .filter_map(|p| match std::fs::symlink_metadata(&p) {
+                Ok(m) if m.is_file() => Some((p, m.dev(), m.ino())),
+                _ => None,
+            })
+            .collect();
+        Ok(DbFile { path: path.to_path_buf(), file, dev: meta.dev(), ino: meta.ino(), max_len: meta.len().into(), companions })
+    }
+
+    fn check(&self) -> Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        use std::sync::atomic::Ordering;
+        let changed = |what: &str| {
+            storage(&self.path, format!("{what} while in use; nothing was changed. Restore the database file, then restart the process"))
+        };
+        match std::fs::symlink_metadata(&self.path) {
+            Ok(m) if m.dev() == self.dev && m.ino() == self.ino => {}
+            _ => return Err(changed("was moved, replaced or deleted")),
+        }
+        for (p, dev, ino) in &self.companions {
+            match std::fs::symlink_metadata(p) {
+                Ok(m) if m.dev() == *dev && m.ino() == *ino => {}
+                _ => {
+                    return Err(storage(
+                        p,
+                        "was removed or replaced while the database was in use; nothing was changed, and this process will not write its changes back. Restart the process",
+                    ))
+                }
+            }
+        }
+        let len = self.file.metadata().map_err(|e| storage(&self.path, e))?.len();
+        if len < self.max_len.fetch_max(len, Ordering::Relaxed) {
+            return Err(changed("was truncated"));
+        }
+        self.check_header("was overwritten while in use; nothing was changed. Restore the database file, then restart the process")
+    }
+
+    /// The file starts as every SQLite database does.
+    fn check_header(&self, otherwise: &str) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        let mut magic = [0u8; 16];
+        if self.file.read_exact_at(&mut magic, 0).is_err() || &magic != b"SQLite format 3\0" {
+            return Err(storage(&self.path, otherwise));
+        }
+        Ok(())
+    }
 }
 
 type Registry = Mutex<HashMap<PathBuf, Weak<AgentStore>>>;
@@ -175,12 +252,31 @@ impl AgentStore {
                 return Ok(Some(store));
             }
         }
-        if if_missing == IfMissing::Skip && std::fs::symlink_metadata(&path).is_err() {
-            return Ok(None);
+        if if_missing == IfMissing::Skip {
+            // Only a database that is not there is "never created": a file in place of the
+            // memory folder is a storage error, reported by `ensure_dirs`.
+            if let Err(e) = std::fs::symlink_metadata(&path) {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    return Ok(None);
+                }
+            }
         }
         layout.ensure_dirs(true)?;
+        // A file that is no database is refused before SQLite sees it: with a -wal beside it,
+        // SQLite would read the WAL's pages over it and checkpoint them into it on close.
+        if matches!(std::fs::symlink_metadata(&path), Ok(m) if m.is_file() && m.len() > 0) {
+            DbFile::open(&path)?.check_header("is not a SQLite database (overwritten?); it was left as it is: restore it from a backup or move it away")?;
+        }
         let conn = open_connection(&path, agent_id)?;
-        let store = Arc::new(AgentStore { agent_id: agent_id.to_string(), layout: layout.clone(), conn: Mutex::new(Some(conn)) });
+        let file = match DbFile::open(&path).and_then(|f| f.check().map(|()| f)) {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+                return Err(e);
+            }
+        };
+        let store =
+            Arc::new(AgentStore { agent_id: agent_id.to_string(), layout: layout.clone(), conn: Mutex::new(Some(conn)), file });
         reg.retain(|_, w| w.strong_count() > 0);
         reg.insert(key, Arc::downgrade(&store));
         Ok(Some(store))
@@ -201,6 +297,13 @@ impl AgentStore {
         let guard = lock(&self.conn);
         if guard.is_none() {
             return Err(MemoryError::storage("this memory was closed (a disposed test memory?); open a new one"));
+        }
+        if let Err(e) = self.file.check() {
+            // Closing would checkpoint the WAL into whatever is at the path now: keep the WAL.
+            if let Some(conn) = guard.as_ref() {
+                let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+            }
+            return Err(e);
         }
         Ok(guard)
     }
