@@ -12,9 +12,9 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 /** A gene's memory handle; `GeneMemoryAccess` in `index.js` wraps it. */
 export declare class NativeGeneMemory {
   constructor(options: JsAny)
-  read(key: JsAny, category: JsAny, now: JsAny): JsOut
-  write(key: JsAny, value: JsAny, category: JsAny, accessPolicy: JsAny, retentionPolicy: JsAny, now: JsAny): JsOut
-  query(filter: JsAny, now: JsAny): JsOut
+  read(key: JsAny, category: JsAny, now: JsAny, makeEntry: JsAny): JsOut
+  write(key: JsAny, value: JsAny, category: JsAny, accessPolicy: JsAny, retentionPolicy: JsAny, now: JsAny, makeEntry: JsAny): JsOut
+  query(filter: JsAny, now: JsAny, makeEntry: JsAny): JsOut
   delete(key: JsAny, now: JsAny): void
 }
 

@@ -265,37 +265,59 @@ impl Builder {
         Ok(arr)
     }
 
-    /// A `MemoryEntry` (R-ENT).
-    pub fn entry(&self, e: &Entry) -> Result<sys::napi_value, MemoryError> {
+    /// A string known to be ASCII in the common case (ids, times, enum names): Latin-1 strings
+    /// are cheaper for V8 to make than UTF-8 ones.
+    pub fn ascii(&self, s: &str) -> Result<sys::napi_value, MemoryError> {
+        if !s.is_ascii() {
+            return self.string(s);
+        }
+        let mut v = ptr::null_mut();
+        unsafe { check!(sys::napi_create_string_latin1(self.env, s.as_ptr().cast(), s.len() as isize, &mut v), "string") };
+        Ok(v)
+    }
+
+    /// A `MemoryEntry` (R-ENT), made by `factory` (`makeEntry` of lib/memory.js) from its
+    /// fields: a JS object literal costs far less than defining properties through Node-API.
+    pub fn entry(&self, e: &Entry, factory: sys::napi_value) -> Result<sys::napi_value, MemoryError> {
         let p = &e.access_policy;
-        let access = self.object(&[
-            (c"readScope", self.string(p.read_scope.as_str())?),
-            (c"writeScope", self.string(p.write_scope.as_str())?),
-            (c"sharePolicy", self.string(p.share_policy.as_str())?),
-        ])?;
-        let retention = match &e.retention_policy {
-            None => self.null()?,
-            Some(r) => self.object(&[
-                (c"maxRetentionDays", match r.max_retention_days {
-                    Some(d) => self.number(d as f64)?,
-                    None => self.null()?,
-                }),
-                (c"autoDeleteOnTermination", self.boolean(r.auto_delete_on_termination)?),
-                (c"anonymizationSupported", self.boolean(r.anonymization_supported)?),
-            ])?,
-        };
-        self.object(&[
-            (c"entryId", self.string(&e.entry_id)?),
-            (c"category", self.string(e.category.as_str())?),
-            (c"key", self.string(&e.key)?),
-            (c"value", self.bytes(&e.value)?),
-            (c"createdBy", self.string(&e.created_by)?),
-            (c"lastAccessedBy", self.string(&e.last_accessed_by)?),
-            (c"createdAt", self.string(&format_ms(e.created_at))?),
-            (c"updatedAt", self.string(&format_ms(e.updated_at))?),
-            (c"accessPolicy", access),
-            (c"retentionPolicy", retention),
-        ])
+        let r = e.retention_policy.as_ref();
+        let args = [
+            self.ascii(&e.entry_id)?,
+            self.ascii(e.category.as_str())?,
+            self.string(&e.key)?,
+            self.bytes(&e.value)?,
+            self.ascii(&e.created_by)?,
+            self.ascii(&e.last_accessed_by)?,
+            self.ascii(&format_ms(e.created_at))?,
+            self.ascii(&format_ms(e.updated_at))?,
+            self.ascii(p.read_scope.as_str())?,
+            self.ascii(p.write_scope.as_str())?,
+            self.ascii(p.share_policy.as_str())?,
+            self.boolean(r.is_some())?,
+            match r.and_then(|r| r.max_retention_days) {
+                Some(d) => self.number(d as f64)?,
+                None => self.null()?,
+            },
+            self.boolean(r.is_some_and(|r| r.auto_delete_on_termination))?,
+            self.boolean(r.is_some_and(|r| r.anonymization_supported))?,
+        ];
+        let mut out = ptr::null_mut();
+        unsafe {
+            let mut recv = ptr::null_mut();
+            check!(sys::napi_get_undefined(self.env, &mut recv), "undefined");
+            check!(sys::napi_call_function(self.env, recv, factory, args.len(), args.as_ptr(), &mut out), "entry factory");
+        }
+        Ok(out)
+    }
+
+    /// The function argument a call passes to make entries with.
+    pub fn factory(&self, f: &JsAny) -> Result<sys::napi_value, MemoryError> {
+        let mut t = 0;
+        unsafe { check!(sys::napi_typeof(self.env, f.value, &mut t), "typeof") };
+        if t != sys::ValueType::napi_function {
+            return Err(MemoryError::storage("the native binding was called without its entry factory; use the package's index.js"));
+        }
+        Ok(f.value)
     }
 
     pub fn listing(&self, l: &Listing) -> Result<sys::napi_value, MemoryError> {

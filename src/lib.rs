@@ -65,12 +65,13 @@ impl NativeGeneMemory {
     }
 
     #[napi]
-    pub fn read(&self, env: Env, key: JsAny, category: JsAny, now: JsAny) -> Result<JsOut, String> {
+    pub fn read(&self, env: Env, key: JsAny, category: JsAny, now: JsAny, make_entry: JsAny) -> Result<JsOut, String> {
         guard(|| {
-            let found = self.inner.read(&key.to_arg()?, &category.to_arg()?, now_ms(&now)?)?;
             let b = Builder::new(env.raw());
+            let factory = b.factory(&make_entry)?;
+            let found = self.inner.read(&key.to_arg()?, &category.to_arg()?, now_ms(&now)?)?;
             Ok(JsOut(match found {
-                Some(e) => b.entry(&e)?,
+                Some(e) => b.entry(&e, factory)?,
                 None => b.null()?,
             }))
         })
@@ -86,8 +87,11 @@ impl NativeGeneMemory {
         access_policy: JsAny,
         retention_policy: JsAny,
         now: JsAny,
+        make_entry: JsAny,
     ) -> Result<JsOut, String> {
         guard(|| {
+            let b = Builder::new(env.raw());
+            let factory = b.factory(&make_entry)?;
             let e = self.inner.write(
                 &key.to_arg()?,
                 value.to_arg()?,
@@ -96,16 +100,17 @@ impl NativeGeneMemory {
                 &retention_policy.to_arg()?,
                 now_ms(&now)?,
             )?;
-            Ok(JsOut(Builder::new(env.raw()).entry(&e)?))
+            Ok(JsOut(b.entry(&e, factory)?))
         })
     }
 
     #[napi]
-    pub fn query(&self, env: Env, filter: JsAny, now: JsAny) -> Result<JsOut, String> {
+    pub fn query(&self, env: Env, filter: JsAny, now: JsAny, make_entry: JsAny) -> Result<JsOut, String> {
         guard(|| {
-            let entries = self.inner.query(&filter.to_arg()?, now_ms(&now)?)?;
             let b = Builder::new(env.raw());
-            let items = entries.iter().map(|e| b.entry(e)).collect::<CoreResult<Vec<_>>>()?;
+            let factory = b.factory(&make_entry)?;
+            let entries = self.inner.query(&filter.to_arg()?, now_ms(&now)?)?;
+            let items = entries.iter().map(|e| b.entry(e, factory)).collect::<CoreResult<Vec<_>>>()?;
             Ok(JsOut(b.array(&items)?))
         })
     }
