@@ -173,8 +173,14 @@ impl<'a> AuditBatch<'a> {
         if self.lines.is_empty() {
             return Ok(());
         }
-        layout.ensure_dirs(false)?;
-        append_lines(&layout.audit_path(), &self.lines).map_err(|e| {
+        let path = layout.audit_path();
+        // `.rotifer` must be a real folder (O_NOFOLLOW guards only the file itself). It almost
+        // always is: one lookup, and the full check (which creates it) only when it is not.
+        match std::fs::symlink_metadata(layout.rotifer_dir()) {
+            Ok(m) if m.file_type().is_dir() => {}
+            _ => layout.ensure_dirs(false)?,
+        }
+        append_lines(&path, &self.lines).map_err(|e| {
             MemoryError::storage(format!(
                 "cannot append to the audit log {} ({e}); nothing was changed. Make it a writable regular file",
                 layout.audit_path().display()

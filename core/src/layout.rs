@@ -3,7 +3,8 @@
 
 use crate::error::{MemoryError, Result};
 use std::fs::{self, DirBuilder, File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -95,8 +96,7 @@ pub fn append_lines(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut needs_newline = false;
     if meta.len() > 0 {
         let mut last = [0u8; 1];
-        file.seek(SeekFrom::Start(meta.len() - 1))?;
-        file.read_exact(&mut last)?;
+        file.read_exact_at(&mut last, meta.len() - 1)?;
         needs_newline = last[0] != b'\n';
     }
     if needs_newline {

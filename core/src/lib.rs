@@ -9,6 +9,7 @@ pub mod access;
 pub mod arg;
 pub mod audit;
 pub mod error;
+pub mod integrity;
 pub mod layout;
 pub mod memory;
 pub mod model;

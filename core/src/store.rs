@@ -10,6 +10,7 @@
 use crate::access::Gene;
 use crate::audit::{Action, Actor, AuditBatch, Subject};
 use crate::error::{ErrorCode, MemoryError, Result};
+use crate::integrity::DbFile;
 use crate::layout::{create_private_file, Layout};
 use crate::model::{AccessPolicy, Category, DataPolicy, Entry, RetentionPolicy, Scope, SharePolicy};
 use crate::quota::DEFAULT_QUOTA;
@@ -60,8 +61,22 @@ CREATE INDEX entries_by_expiry ON entries (expires_at);
 ";
 
 /// The columns `StoredEntry::from_row` reads, in its order.
-pub const ENTRY_COLUMNS: &str = "key, entry_id, category, value, size, created_by, creator_domain, last_accessed_by, \
-     created_at, updated_at, seq, read_scope, write_scope, share_policy, ret_set, ret_days, ret_auto_delete, ret_anonymization";
+macro_rules! entry_columns {
+    () => {
+        "key, entry_id, category, value, size, created_by, creator_domain, last_accessed_by, \
+         created_at, updated_at, seq, read_scope, write_scope, share_policy, ret_set, ret_days, ret_auto_delete, ret_anonymization"
+    };
+}
+pub const ENTRY_COLUMNS: &str = entry_columns!();
+
+/// One entry by key, and the earliest expiry of the store: one statement, so one read
+/// transaction (and one round of WAL locks) for a read that changes nothing.
+const LOOKUP_SQL: &str = concat!(
+    "SELECT (SELECT MIN(expires_at) FROM entries), ",
+    entry_columns!(),
+    " FROM (SELECT 1) LEFT JOIN entries ON key = ?1"
+);
+const LOAD_SQL: &str = concat!("SELECT ", entry_columns!(), " FROM entries WHERE key = ?1");
 
 /// An entry with the facts only the store needs.
 #[derive(Debug, Clone)]
@@ -74,14 +89,19 @@ pub struct StoredEntry {
 
 impl StoredEntry {
     pub fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEntry> {
+        Self::from_row_at(row, 0)
+    }
+
+    /// The entry whose columns start at `at`.
+    pub fn from_row_at(row: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<StoredEntry> {
         let bad = |what: &str| rusqlite::Error::InvalidColumnName(format!("corrupt entry: {what}"));
-        let key: Vec<u8> = row.get(0)?;
+        let key: Vec<u8> = row.get(at + 0)?;
         let key = String::from_utf8(key).map_err(|_| bad("key"))?;
-        let retention = if row.get::<_, i64>(14)? != 0 {
+        let retention = if row.get::<_, i64>(at + 14)? != 0 {
             Some(RetentionPolicy {
-                max_retention_days: row.get(15)?,
-                auto_delete_on_termination: row.get(16)?,
-                anonymization_supported: row.get(17)?,
+                max_retention_days: row.get(at + 15)?,
+                auto_delete_on_termination: row.get(at + 16)?,
+                anonymization_supported: row.get(at + 17)?,
             })
         } else {
             None
@@ -89,23 +109,23 @@ impl StoredEntry {
         Ok(StoredEntry {
             entry: Entry {
                 key,
-                entry_id: row.get(1)?,
-                category: Category::from_i64(row.get(2)?).ok_or_else(|| bad("category"))?,
-                value: row.get(3)?,
-                created_by: row.get(5)?,
-                last_accessed_by: row.get(7)?,
-                created_at: row.get(8)?,
-                updated_at: row.get(9)?,
+                entry_id: row.get(at + 1)?,
+                category: Category::from_i64(row.get(at + 2)?).ok_or_else(|| bad("category"))?,
+                value: row.get(at + 3)?,
+                created_by: row.get(at + 5)?,
+                last_accessed_by: row.get(at + 7)?,
+                created_at: row.get(at + 8)?,
+                updated_at: row.get(at + 9)?,
                 access_policy: AccessPolicy {
-                    read_scope: Scope::from_i64(row.get(11)?).ok_or_else(|| bad("readScope"))?,
-                    write_scope: Scope::from_i64(row.get(12)?).ok_or_else(|| bad("writeScope"))?,
-                    share_policy: SharePolicy::from_i64(row.get(13)?).ok_or_else(|| bad("sharePolicy"))?,
+                    read_scope: Scope::from_i64(row.get(at + 11)?).ok_or_else(|| bad("readScope"))?,
+                    write_scope: Scope::from_i64(row.get(at + 12)?).ok_or_else(|| bad("writeScope"))?,
+                    share_policy: SharePolicy::from_i64(row.get(at + 13)?).ok_or_else(|| bad("sharePolicy"))?,
                 },
                 retention_policy: retention,
             },
-            size: row.get::<_, i64>(4)? as u64,
-            seq: row.get(10)?,
-            creator_domain: row.get(6)?,
+            size: row.get::<_, i64>(at + 4)? as u64,
+            seq: row.get(at + 10)?,
+            creator_domain: row.get(at + 6)?,
         })
     }
 
@@ -137,83 +157,8 @@ pub struct AgentStore {
     pub agent_id: String,
     pub layout: Layout,
     conn: Mutex<Option<Connection>>,
-    /// The database file as opened, checked before every call.
+    /// The database file as opened, checked before every call that follows a change to it.
     file: DbFile,
-}
-
-/// The database file a store opened: if the path stops naming it (moved, replaced, deleted,
-/// a file in place of the folder), or it is overwritten or truncated in place, every call fails
-/// with `MEMORY_STORAGE_ERROR` instead of reading stale pages or checkpointing into a file that
-/// is no longer a database.
-struct DbFile {
-    path: PathBuf,
-    file: std::fs::File,
-    dev: u64,
-    ino: u64,
-    /// The largest size seen: without VACUUM a database file never shrinks.
-    max_len: std::sync::atomic::AtomicU64,
-    /// The -wal and -shm files as SQLite opened them: while a connection is open, SQLite never
-    /// deletes or recreates them, so a change means they were removed or replaced by hand.
-    companions: Vec<(PathBuf, u64, u64)>,
-}
-
-impl DbFile {
-    fn open(path: &Path) -> Result<DbFile> {
-        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(path)
-            .map_err(|e| storage(path, e))?;
-        let meta = file.metadata().map_err(|e| storage(path, e))?;
-        let companions = ["-wal", "-shm"]
-            .iter()
-            .map(|suffix| PathBuf::from(format!("{}{suffix}", path.display())))
-            .filter_map(|p| match std::fs::symlink_metadata(&p) {
-                Ok(m) if m.is_file() => Some((p, m.dev(), m.ino())),
-                _ => None,
-            })
-            .collect();
-        Ok(DbFile { path: path.to_path_buf(), file, dev: meta.dev(), ino: meta.ino(), max_len: meta.len().into(), companions })
-    }
-
-    fn check(&self) -> Result<()> {
-        use std::os::unix::fs::MetadataExt;
-        use std::sync::atomic::Ordering;
-        let changed = |what: &str| {
-            storage(&self.path, format!("{what} while in use; nothing was changed. Restore the database file, then restart the process"))
-        };
-        match std::fs::symlink_metadata(&self.path) {
-            Ok(m) if m.dev() == self.dev && m.ino() == self.ino => {}
-            _ => return Err(changed("was moved, replaced or deleted")),
-        }
-        for (p, dev, ino) in &self.companions {
-            match std::fs::symlink_metadata(p) {
-                Ok(m) if m.dev() == *dev && m.ino() == *ino => {}
-                _ => {
-                    return Err(storage(
-                        p,
-                        "was removed or replaced while the database was in use; nothing was changed, and this process will not write its changes back. Restart the process",
-                    ))
-                }
-            }
-        }
-        let len = self.file.metadata().map_err(|e| storage(&self.path, e))?.len();
-        if len < self.max_len.fetch_max(len, Ordering::Relaxed) {
-            return Err(changed("was truncated"));
-        }
-        self.check_header("was overwritten while in use; nothing was changed. Restore the database file, then restart the process")
-    }
-
-    /// The file starts as every SQLite database does.
-    fn check_header(&self, otherwise: &str) -> Result<()> {
-        use std::os::unix::fs::FileExt;
-        let mut magic = [0u8; 16];
-        if self.file.read_exact_at(&mut magic, 0).is_err() || &magic != b"SQLite format 3\0" {
-            return Err(storage(&self.path, otherwise));
-        }
-        Ok(())
-    }
 }
 
 type Registry = Mutex<HashMap<PathBuf, Weak<AgentStore>>>;
@@ -265,7 +210,7 @@ impl AgentStore {
         // A file that is no database is refused before SQLite sees it: with a -wal beside it,
         // SQLite would read the WAL's pages over it and checkpoint them into it on close.
         if matches!(std::fs::symlink_metadata(&path), Ok(m) if m.is_file() && m.len() > 0) {
-            DbFile::open(&path)?.check_header("is not a SQLite database (overwritten?); it was left as it is: restore it from a backup or move it away")?;
+            crate::integrity::check_header_at(&path, "is not a SQLite database (overwritten?); it was left as it is: restore it from a backup or move it away")?;
         }
         let conn = open_connection(&path, agent_id)?;
         let file = match DbFile::open(&path).and_then(|f| f.check().map(|()| f)) {
@@ -298,7 +243,7 @@ impl AgentStore {
         if guard.is_none() {
             return Err(MemoryError::storage("this memory was closed (a disposed test memory?); open a new one"));
         }
-        if let Err(e) = self.file.check() {
+        if let Err(e) = self.file.check_if_changed() {
             // Closing would checkpoint the WAL into whatever is at the path now: keep the WAL.
             if let Some(conn) = guard.as_ref() {
                 let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
@@ -389,8 +334,21 @@ pub fn next_expiry(conn: &Connection) -> Result<Option<i64>> {
 }
 
 pub fn load_entry(conn: &Connection, key: &str) -> Result<Option<StoredEntry>> {
-    let mut stmt = conn.prepare_cached(&format!("SELECT {ENTRY_COLUMNS} FROM entries WHERE key = ?1"))?;
+    let mut stmt = conn.prepare_cached(LOAD_SQL)?;
     Ok(stmt.query_row([key.as_bytes()], StoredEntry::from_row).optional()?)
+}
+
+/// The earliest expiry of the store, and the entry stored under `key` (see `LOOKUP_SQL`).
+pub fn lookup(conn: &Connection, key: &str) -> Result<(Option<i64>, Option<StoredEntry>)> {
+    let mut stmt = conn.prepare_cached(LOOKUP_SQL)?;
+    Ok(stmt.query_row([key.as_bytes()], |row| {
+        let next: Option<i64> = row.get(0)?;
+        let found = match row.get_ref(1)? {
+            rusqlite::types::ValueRef::Null => None,
+            _ => Some(StoredEntry::from_row_at(row, 1)?),
+        };
+        Ok((next, found))
+    })?)
 }
 
 /// A changing call in progress: the transaction, the audit lines it will write, and the agent
@@ -499,19 +457,33 @@ impl Tx<'_, '_> {
 fn configure_connection(conn: &Connection) -> Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.set_prepared_statement_cache_capacity(64);
+    // 16 MB of page cache, as better-sqlite3 sets: SQLite's default 2 MB misses on a few
+    // thousand entries already.
+    conn.execute_batch("PRAGMA cache_size = -16000")?;
     Ok(())
+}
+
+/// Process-wide SQLite settings, made once before the first connection: memory statistics off,
+/// since they take a global mutex on every allocation and nothing here reads them.
+fn configure_sqlite() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| unsafe {
+        // Fails harmlessly (SQLITE_MISUSE) if SQLite was already initialised by someone else.
+        rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS, 0 as std::os::raw::c_int);
+    });
 }
 
 fn sqlite_flags() -> OpenFlags {
     OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW
 }
 
-fn storage(path: &Path, what: impl std::fmt::Display) -> MemoryError {
+pub(crate) fn storage(path: &Path, what: impl std::fmt::Display) -> MemoryError {
     MemoryError::storage(format!("memory database {}: {what}", path.display()))
 }
 
 /// Opens the agent's database, building it first if it does not exist.
 fn open_connection(path: &Path, agent_id: &str) -> Result<Connection> {
+    configure_sqlite();
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {
             return Err(storage(path, "is a symlink; memory databases are never opened through links"))
