@@ -32,8 +32,9 @@ function open(root, agentId, name, domain, extra = {}) {
   return new memory.GeneMemoryAccess({ agentId, geneId: name === null ? null : geneId(name), domain, root, ...extra })
 }
 
-function auditLines(root) {
-  const p = path.join(root, '.rotifer', 'audit.jsonl')
+/** The JSON lines of `.rotifer/<name>` under `root` ([] when there is no such file). */
+function jsonLines(root, name) {
+  const p = path.join(root, '.rotifer', name)
   if (!fs.existsSync(p)) return []
   return fs
     .readFileSync(p, 'utf8')
@@ -42,15 +43,8 @@ function auditLines(root) {
     .map((l) => JSON.parse(l))
 }
 
-function telemetryLines(root) {
-  const p = path.join(root, '.rotifer', 'telemetry.jsonl')
-  if (!fs.existsSync(p)) return []
-  return fs
-    .readFileSync(p, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l))
-}
+const auditLines = (root) => jsonLines(root, 'audit.jsonl')
+const telemetryLines = (root) => jsonLines(root, 'telemetry.jsonl')
 
 /** Asserts that `fn` throws a MemoryError with `code` (and a message matching `re`). */
 function throwsCode(assert, fn, code, re) {

@@ -7,19 +7,14 @@
 const fs = require('node:fs')
 const { createHash, randomBytes } = require('node:crypto')
 const memory = require('../../index.js')
+const { prng } = require('../model/generator')
 
 const [root, agentId, startMs, seed, quota] = process.argv.slice(2)
 const DAY = 86400000
 
-let s = Number(seed) >>> 0
-const rand = () => {
-  s = (s + 0x6d2b79f5) >>> 0
-  let t = s
-  t = Math.imul(t ^ (t >>> 15), t | 1)
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
-const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1))
+const random = prng(Number(seed))
+const rand = random.next
+const int = random.int
 
 /** [u32 payload length][u32 counter][payload][sha256(key ‖ counter ‖ payload)]. */
 function frame(key, counter, len) {

@@ -4,21 +4,16 @@
 // Prints one JSON line: { id, outcomes: { "<call>:<code|ok>": n }, unexpected: [messages] }.
 
 const memory = require('../../index.js')
+const { prng } = require('../model/generator')
 
 const [root, agentId, id, seed, calls, startMs] = process.argv.slice(2)
 const DAY = 86400000
 const DOCUMENTED = new Set(memory.MEMORY_ERROR_CODES)
 
-let s = Number(seed) >>> 0
-const rand = () => {
-  s = (s + 0x6d2b79f5) >>> 0
-  let t = s
-  t = Math.imul(t ^ (t >>> 15), t | 1)
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
-const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1))
-const pick = (a) => a[Math.floor(rand() * a.length)]
+const random = prng(Number(seed))
+const rand = random.next
+const int = random.int
+const pick = random.pick
 
 const clock = { t: Number(startMs) }
 const now = () => clock.t
