@@ -149,6 +149,20 @@ impl GeneMemory {
         Ok((target.store()?, gene))
     }
 
+    /// The error for a call whose request could not even be parsed (a WASM gene's malformed
+    /// JSON): like any call, identity comes first and expired entries are purged (§9), so a
+    /// gene with no agent or no v2 id is denied whatever it sends; then `malformed`.
+    pub fn reject_malformed(&self, op: &str, malformed: MemoryError, now: i64) -> MemoryError {
+        let store = match self.caller(op, None, now) {
+            Ok((store, _)) => store,
+            Err(e) => return e,
+        };
+        match store.write(now, |_| Ok(())) {
+            Err(e) => e,
+            Ok(()) => malformed,
+        }
+    }
+
     /// R-API-1.
     pub fn read(&self, key: &Arg, category: &Arg, now: i64) -> Result<Option<Entry>> {
         let (store, gene) = self.caller("read", Some(key), now)?;

@@ -213,25 +213,17 @@ impl WasmHost {
         }
     }
 
-    /// The error for a malformed request. The core still sees the call, with an argument it
-    /// must reject, so the order of §9 holds for WASM too: a gene with no agent or no v2 id
-    /// gets `-2` whatever it sends (R-WASM-5), and expired entries are purged first (R-RET-4).
+    /// The error for a malformed request: the core still sees the call, so a gene with no
+    /// agent or no v2 id gets `-2` whatever it sends (R-WASM-5), and expired entries are purged
+    /// first (R-RET-4).
     fn reject(&self, call: Call, malformed: MemoryError, now: i64) -> MemoryError {
-        let bad = Arg::Other("a malformed request");
-        let u = Arg::Undefined;
-        let m = &self.memory;
-        let outcome = match call {
-            Call::Read => m.read(&bad, &u, now).map(drop),
-            Call::Write => m.write(&bad, Arg::Undefined, &u, &u, &u, now).map(drop),
-            Call::Query => m.query(&bad, now).map(drop),
-            Call::Delete => m.delete(&bad, now),
+        let op = match call {
+            Call::Read => "read",
+            Call::Write => "write",
+            Call::Query => "query",
+            Call::Delete => "delete",
         };
-        match outcome {
-            // Denied, or the store failed: that comes first.
-            Err(e) if e.code != ErrorCode::InvalidInput => e,
-            // The core rejected the stand-in argument: report what is wrong with the request.
-            _ => malformed,
-        }
+        self.memory.reject_malformed(op, malformed, now)
     }
 }
 
