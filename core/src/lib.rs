@@ -1,8 +1,9 @@
 //! rotifer-memory-core: the Agent Memory API of the Rotifer playground, without Node.js.
 //!
 //! One module per concern: `model` (entries and validation), `access` (who may do what),
-//! `quota` (quota text), `store` (SQLite), `audit` (audit and telemetry lines), `layout`
-//! (files and folders), `memory` (the calls), `wasm` (the host-call JSON protocol).
+//! `quota` (quota text), `store` (SQLite), `integrity` (is the database file still the one
+//! opened?), `audit` (audit and telemetry lines), `layout` (files and folders), `memory` (the
+//! calls), `wasm` (the host-call JSON protocol).
 //! Front ends hand in `Arg`s, so JS and WASM callers share one validation.
 
 pub mod access;
