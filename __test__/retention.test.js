@@ -116,3 +116,23 @@ test('R-RET-6 autoDeleteOnTermination is stored and returned, and changes nothin
   assert.equal(e.retentionPolicy.autoDeleteOnTermination, true)
   assert.equal(m.readMemory('k').retentionPolicy.autoDeleteOnTermination, true)
 })
+
+test('R-RET-4 an entry another process wrote is purged by this process\'s next read once it expires', (t) => {
+  const { spawnSync } = require('node:child_process')
+  const root = tempRoot(t)
+  const c = clock()
+  const m = open(root, 'a', 'reader', 'text', { now: c.now })
+  assert.equal(m.readMemory('other'), null) // this process now knows nothing can expire
+  const script = `
+    const m = require(${JSON.stringify(require('node:path').join(__dirname, '..', 'index.js'))});
+    new m.GeneMemoryAccess({ agentId: 'a', geneId: 'v2:' + 'b'.repeat(64), domain: 'text', root: ${JSON.stringify(root)}, now: () => ${c.t} })
+      .writeMemory('brief', new Uint8Array(1), 'CACHE', undefined, { maxRetentionDays: 1, autoDeleteOnTermination: false, anonymizationSupported: false });`
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' })
+  assert.equal(r.status, 0, r.stderr)
+  c.t += DAY - 1
+  assert.equal(m.readMemory('other'), null)
+  assert.equal(auditLines(root).filter((l) => l.action === 'memory.expire').length, 0)
+  c.t += 1
+  assert.equal(m.readMemory('other'), null)
+  assert.deepEqual(auditLines(root).filter((l) => l.action === 'memory.expire').map((l) => l.key), ['brief'])
+})

@@ -11,7 +11,7 @@ use crate::audit::{Action, Actor, AuditBatch, Denial, QuotaFacts, Subject};
 use crate::error::{ErrorCode, MemoryError, Result};
 use crate::layout::Layout;
 use crate::model::*;
-use crate::store::{load_entry, lookup, next_expiry, AgentStore, IfMissing, StoredEntry, Tx, ENTRY_COLUMNS};
+use crate::store::{load_entry, next_expiry, AgentStore, IfMissing, StoredEntry, Tx, ENTRY_COLUMNS};
 use rusqlite::Connection;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
@@ -171,9 +171,11 @@ impl GeneMemory {
         let fast = store.read(|conn| {
             // Bad input is reported by the write path, after the purge that comes first (§9).
             let (Ok(key), Ok(category)) = (parse_key(key), parse_optional_category(category)) else { return Ok(None) };
-            let (next_expiry, found) = lookup(conn, &key)?;
-            if matches!(next_expiry, Some(t) if t <= now) {
-                return Ok(None); // purge first (R-RET-4), on the write path
+            let found = load_entry(conn, &key)?;
+            match store.next_expiry_after(conn)? {
+                Some(Some(t)) if t <= now => return Ok(None), // purge first (R-RET-4), on the write path
+                None => return Ok(None),                      // the database changed meanwhile
+                Some(_) => {}
             }
             let Some(found) = found else { return Ok(Some(None)) };
             if category.is_some_and(|c| c != found.entry.category) {

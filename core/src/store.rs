@@ -69,13 +69,6 @@ macro_rules! entry_columns {
 }
 pub const ENTRY_COLUMNS: &str = entry_columns!();
 
-/// One entry by key, and the earliest expiry of the store: one statement, so one read
-/// transaction (and one round of WAL locks) for a read that changes nothing.
-const LOOKUP_SQL: &str = concat!(
-    "SELECT (SELECT MIN(expires_at) FROM entries), ",
-    entry_columns!(),
-    " FROM (SELECT 1) LEFT JOIN entries ON key = ?1"
-);
 const LOAD_SQL: &str = concat!("SELECT ", entry_columns!(), " FROM entries WHERE key = ?1");
 
 /// An entry with the facts only the store needs.
@@ -89,19 +82,14 @@ pub struct StoredEntry {
 
 impl StoredEntry {
     pub fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEntry> {
-        Self::from_row_at(row, 0)
-    }
-
-    /// The entry whose columns start at `at`.
-    pub fn from_row_at(row: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<StoredEntry> {
         let bad = |what: &str| rusqlite::Error::InvalidColumnName(format!("corrupt entry: {what}"));
-        let key: Vec<u8> = row.get(at + 0)?;
+        let key: Vec<u8> = row.get(0)?;
         let key = String::from_utf8(key).map_err(|_| bad("key"))?;
-        let retention = if row.get::<_, i64>(at + 14)? != 0 {
+        let retention = if row.get::<_, i64>(14)? != 0 {
             Some(RetentionPolicy {
-                max_retention_days: row.get(at + 15)?,
-                auto_delete_on_termination: row.get(at + 16)?,
-                anonymization_supported: row.get(at + 17)?,
+                max_retention_days: row.get(15)?,
+                auto_delete_on_termination: row.get(16)?,
+                anonymization_supported: row.get(17)?,
             })
         } else {
             None
@@ -109,23 +97,23 @@ impl StoredEntry {
         Ok(StoredEntry {
             entry: Entry {
                 key,
-                entry_id: row.get(at + 1)?,
-                category: Category::from_i64(row.get(at + 2)?).ok_or_else(|| bad("category"))?,
-                value: row.get(at + 3)?,
-                created_by: row.get(at + 5)?,
-                last_accessed_by: row.get(at + 7)?,
-                created_at: row.get(at + 8)?,
-                updated_at: row.get(at + 9)?,
+                entry_id: row.get(1)?,
+                category: Category::from_i64(row.get(2)?).ok_or_else(|| bad("category"))?,
+                value: row.get(3)?,
+                created_by: row.get(5)?,
+                last_accessed_by: row.get(7)?,
+                created_at: row.get(8)?,
+                updated_at: row.get(9)?,
                 access_policy: AccessPolicy {
-                    read_scope: Scope::from_i64(row.get(at + 11)?).ok_or_else(|| bad("readScope"))?,
-                    write_scope: Scope::from_i64(row.get(at + 12)?).ok_or_else(|| bad("writeScope"))?,
-                    share_policy: SharePolicy::from_i64(row.get(at + 13)?).ok_or_else(|| bad("sharePolicy"))?,
+                    read_scope: Scope::from_i64(row.get(11)?).ok_or_else(|| bad("readScope"))?,
+                    write_scope: Scope::from_i64(row.get(12)?).ok_or_else(|| bad("writeScope"))?,
+                    share_policy: SharePolicy::from_i64(row.get(13)?).ok_or_else(|| bad("sharePolicy"))?,
                 },
                 retention_policy: retention,
             },
-            size: row.get::<_, i64>(at + 4)? as u64,
-            seq: row.get(at + 10)?,
-            creator_domain: row.get(at + 6)?,
+            size: row.get::<_, i64>(4)? as u64,
+            seq: row.get(10)?,
+            creator_domain: row.get(6)?,
         })
     }
 
@@ -157,6 +145,9 @@ pub struct AgentStore {
     pub agent_id: String,
     pub layout: Layout,
     conn: Mutex<Option<Connection>>,
+    /// The earliest expiry, with the data version of the database it was read at: reads that
+    /// find the database unchanged since skip the `MIN(expires_at)` lookup.
+    next_expiry: Mutex<Option<(u32, Option<i64>)>>,
     /// The database file as opened, checked before every call that follows a change to it.
     file: DbFile,
 }
@@ -221,7 +212,7 @@ impl AgentStore {
             }
         };
         let store =
-            Arc::new(AgentStore { agent_id: agent_id.to_string(), layout: layout.clone(), conn: Mutex::new(Some(conn)), file });
+            Arc::new(AgentStore { agent_id: agent_id.to_string(), layout: layout.clone(), conn: Mutex::new(Some(conn)), next_expiry: Mutex::new(None), file });
         reg.retain(|_, w| w.strong_count() > 0);
         reg.insert(key, Arc::downgrade(&store));
         Ok(Some(store))
@@ -251,6 +242,26 @@ impl AgentStore {
             return Err(e);
         }
         Ok(guard)
+    }
+
+    /// The earliest expiry of the store as of the snapshot the last statement on `conn` read,
+    /// or `None` if another transaction committed in between (the caller then takes the write
+    /// path). Call it right after a statement: SQLite's data version, which counts every commit
+    /// of any connection or process, tells whether the cached value is still the truth.
+    pub fn next_expiry_after(&self, conn: &Connection) -> Result<Option<Option<i64>>> {
+        let version = data_version(conn)?;
+        let mut cache = lock(&self.next_expiry);
+        if let Some((v, next)) = *cache {
+            if v == version {
+                return Ok(Some(next));
+            }
+        }
+        let next = next_expiry(conn)?;
+        if data_version(conn)? != version {
+            return Ok(None);
+        }
+        *cache = Some((version, next));
+        Ok(Some(next))
     }
 
     /// Runs `f` without a write lock, for calls that may turn out to change nothing.
@@ -328,6 +339,24 @@ pub fn read_agent(conn: &Connection) -> Result<AgentRow> {
         .ok_or_else(|| MemoryError::storage("the memory database has no agent row: it is damaged; restore it from a backup"))
 }
 
+/// SQLite's data version of the main database: it changes with every commit, of this
+/// connection or any other, as seen by the last transaction (`SQLITE_FCNTL_DATA_VERSION`).
+fn data_version(conn: &Connection) -> Result<u32> {
+    let mut version: u32 = 0;
+    let rc = unsafe {
+        rusqlite::ffi::sqlite3_file_control(
+            conn.handle(),
+            c"main".as_ptr(),
+            rusqlite::ffi::SQLITE_FCNTL_DATA_VERSION,
+            (&mut version as *mut u32).cast(),
+        )
+    };
+    if rc != rusqlite::ffi::SQLITE_OK {
+        return Err(MemoryError::storage(format!("cannot read the database's data version (SQLite error {rc})")));
+    }
+    Ok(version)
+}
+
 /// The earliest expiry in the store, if any entry can expire.
 pub fn next_expiry(conn: &Connection) -> Result<Option<i64>> {
     Ok(conn.prepare_cached("SELECT MIN(expires_at) FROM entries")?.query_row([], |r| r.get(0))?)
@@ -336,19 +365,6 @@ pub fn next_expiry(conn: &Connection) -> Result<Option<i64>> {
 pub fn load_entry(conn: &Connection, key: &str) -> Result<Option<StoredEntry>> {
     let mut stmt = conn.prepare_cached(LOAD_SQL)?;
     Ok(stmt.query_row([key.as_bytes()], StoredEntry::from_row).optional()?)
-}
-
-/// The earliest expiry of the store, and the entry stored under `key` (see `LOOKUP_SQL`).
-pub fn lookup(conn: &Connection, key: &str) -> Result<(Option<i64>, Option<StoredEntry>)> {
-    let mut stmt = conn.prepare_cached(LOOKUP_SQL)?;
-    Ok(stmt.query_row([key.as_bytes()], |row| {
-        let next: Option<i64> = row.get(0)?;
-        let found = match row.get_ref(1)? {
-            rusqlite::types::ValueRef::Null => None,
-            _ => Some(StoredEntry::from_row_at(row, 1)?),
-        };
-        Ok((next, found))
-    })?)
 }
 
 /// A changing call in progress: the transaction, the audit lines it will write, and the agent
