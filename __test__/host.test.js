@@ -299,3 +299,74 @@ test('R-HOST-4 test memories of killed processes are swept by the next createTes
   t.after(() => tm.dispose())
   assert.ok(!fs.existsSync(path.join(os.tmpdir(), dir)), 'the next test memory removes it')
 })
+
+test('R-HOST-1 a root reached through a symlink, or a temporary folder behind one, works', (t) => {
+  const real = tempRoot(t)
+  const links = tempRoot(t)
+  const linked = path.join(links, 'project')
+  fs.symlinkSync(real, linked)
+  const m = open(linked, 'a', 'g', 'text')
+  m.writeMemory('k', enc('v'), 'CACHE')
+  assert.equal(dec(open(real, 'a', 'g', 'text').readMemory('k').value), 'v', 'the same database by either path')
+  assert.deepEqual(memory.listAgentMemory({ agentId: 'a', root: linked }).map((l) => l.key), ['k'])
+  const tmpLink = path.join(links, 'tmp')
+  fs.symlinkSync(os.tmpdir(), tmpLink)
+  const script = `
+    const m = require(${JSON.stringify(INDEX)});
+    const tm = m.createTestMemory();
+    tm.memory.writeMemory('k', new Uint8Array(1), 'CACHE');
+    console.log(tm.memory.readMemory('k').key);
+    tm.dispose();`
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, TMPDIR: tmpLink } })
+  assert.equal(r.status, 0, r.stderr)
+  assert.equal(r.stdout.trim(), 'k')
+})
+
+test('a project root moved away while in use fails every later call; the copy left in its place is not touched', (t) => {
+  const parent = tempRoot(t)
+  const root = path.join(parent, 'project')
+  fs.mkdirSync(root)
+  const m = open(root, 'a', 'g', 'text')
+  m.writeMemory('k', enc('v1'), 'CACHE')
+  fs.renameSync(root, root + '.bak')
+  fs.cpSync(root + '.bak', root, { recursive: true })
+  const auditBefore = fs.readFileSync(path.join(root, '.rotifer', 'audit.jsonl'))
+  throwsCode(assert, () => m.readMemory('k'), 'MEMORY_STORAGE_ERROR', /moved, replaced or deleted/)
+  throwsCode(assert, () => m.writeMemory('k', enc('v3'), 'CACHE'), 'MEMORY_STORAGE_ERROR')
+  assert.ok(fs.readFileSync(path.join(root, '.rotifer', 'audit.jsonl')).equals(auditBefore), 'no audit line for a change made elsewhere')
+})
+
+test('R-HOST-4 a live test memory of another process is never swept', (t) => {
+  const { spawn } = require('node:child_process')
+  const script = `
+    const m = require(${JSON.stringify(INDEX)});
+    const tm = m.createTestMemory();
+    const fs = require('fs'); const os = require('os');
+    console.log(JSON.stringify(fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('rotifer-test-memory-' + process.pid + '-'))));
+    process.stdin.on('data', () => { tm.memory.writeMemory('k', new Uint8Array(1), 'CACHE'); console.log('still usable'); process.exit(0) });`
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'pipe'] })
+  t.after(() => child.kill('SIGKILL'))
+  let out = ''
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d
+      const lines = out.split('\n').filter(Boolean)
+      if (lines.length === 1 && !child.swept) {
+        child.swept = true
+        const [dir] = JSON.parse(lines[0])
+        const tm = memory.createTestMemory() // sweeps: the child's memory is alive and locked
+        tm.dispose()
+        assert.ok(fs.existsSync(path.join(os.tmpdir(), dir)), 'the live memory stays')
+        child.stdin.write('go\n')
+      } else if (lines.length === 2) {
+        try {
+          assert.equal(lines[1], 'still usable')
+          resolve()
+        } catch (e) {
+          reject(e)
+        }
+      }
+    })
+    child.on('error', reject)
+  })
+})

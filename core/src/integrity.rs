@@ -36,6 +36,8 @@ pub struct DbFile {
 }
 
 impl DbFile {
+    /// The file at `path` now, before SQLite opens it: if the path names another file by the
+    /// time SQLite has, `check` says so.
     pub fn open(path: &Path) -> Result<DbFile> {
         use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
         let file = std::fs::OpenOptions::new()
@@ -44,16 +46,32 @@ impl DbFile {
             .open(path)
             .map_err(|e| storage(path, e))?;
         let meta = file.metadata().map_err(|e| storage(path, e))?;
-        let companions = ["-wal", "-shm"]
+        Ok(DbFile {
+            path: path.to_path_buf(),
+            file,
+            dev: meta.dev(),
+            ino: meta.ino(),
+            max_len: meta.len().into(),
+            companions: Vec::new(),
+            watch: None,
+        })
+    }
+
+    /// Once SQLite has the database open: records its `-wal` and `-shm`, checks that the path
+    /// still names the file opened first, and starts watching. `root` is the project root, whose
+    /// folders up to `/` are watched too: moving any of them moves the database away.
+    pub fn opened(&mut self, root: &Path) -> Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        self.companions = ["-wal", "-shm"]
             .iter()
-            .map(|suffix| PathBuf::from(format!("{}{suffix}", path.display())))
+            .map(|suffix| PathBuf::from(format!("{}{suffix}", self.path.display())))
             .filter_map(|p| match std::fs::symlink_metadata(&p) {
                 Ok(m) if m.is_file() => Some((p, m.dev(), m.ino())),
                 _ => None,
             })
             .collect();
-        let watch = Watch::new(path);
-        Ok(DbFile { path: path.to_path_buf(), file, dev: meta.dev(), ino: meta.ino(), max_len: meta.len().into(), companions, watch })
+        self.watch = Watch::new(&self.path, root);
+        self.check()
     }
 
     pub fn check(&self) -> Result<()> {
@@ -134,6 +152,9 @@ fn check_header_of(file: &std::fs::File, path: &Path, otherwise: &str) -> Result
 struct Watcher {
     fd: libc::c_int,
     flags: Mutex<HashMap<libc::c_int, Vec<Weak<AtomicBool>>>>,
+    /// Held from reading the queue to taking a store's flag, so that a thread never takes its
+    /// flag while another thread still holds an event it has read but not yet marked.
+    draining: Mutex<()>,
 }
 
 fn watcher() -> Option<&'static Watcher> {
@@ -141,7 +162,7 @@ fn watcher() -> Option<&'static Watcher> {
     WATCHER
         .get_or_init(|| {
             let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
-            (fd >= 0).then(|| Watcher { fd, flags: Mutex::new(HashMap::new()) })
+            (fd >= 0).then(|| Watcher { fd, flags: Mutex::new(HashMap::new()), draining: Mutex::new(()) })
         })
         .as_ref()
 }
@@ -201,15 +222,20 @@ struct Watch {
 }
 
 impl Watch {
-    fn new(db: &Path) -> Option<Watch> {
+    fn new(db: &Path, root: &Path) -> Option<Watch> {
         let w = watcher()?;
         let changed = Arc::new(AtomicBool::new(false));
         let memory_dir = db.parent()?;
         let rotifer_dir = memory_dir.parent()?;
         let file_mask = libc::IN_MODIFY | libc::IN_ATTRIB | libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
         let dir_mask = libc::IN_CREATE | libc::IN_DELETE | libc::IN_MOVED_FROM | libc::IN_MOVED_TO | libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
+        // The root and every folder above it: only their own moves and deletions matter.
+        let ancestor_mask = libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
         let mut watch = Watch { changed, wds: Vec::new() };
-        for (path, mask) in [(db, file_mask), (memory_dir, dir_mask), (rotifer_dir, dir_mask)] {
+        let targets = [(db, file_mask), (memory_dir, dir_mask), (rotifer_dir, dir_mask)]
+            .into_iter()
+            .chain(root.ancestors().map(|a| (a, ancestor_mask)));
+        for (path, mask) in targets {
             // One that cannot be watched (a watch limit, a file system without inotify): no
             // watch at all, and every call checks. Dropping `watch` removes the others.
             watch.wds.push(w.add(path, mask, &watch.changed)?);
@@ -218,9 +244,9 @@ impl Watch {
     }
 
     fn take_changed(&self) -> bool {
-        if let Some(w) = watcher() {
-            w.drain();
-        }
+        let Some(w) = watcher() else { return true };
+        let _draining = w.draining.lock().unwrap_or_else(|e| e.into_inner());
+        w.drain();
         self.changed.swap(false, Ordering::AcqRel)
     }
 

@@ -28,6 +28,14 @@ impl Layout {
         Ok(Layout { root })
     }
 
+    /// The same layout with the root resolved to its real path. SQLite refuses a database path
+    /// with a symlink anywhere in it, and a real path names one database whatever link led there.
+    pub fn real(&self) -> Result<Layout> {
+        let root = fs::canonicalize(&self.root)
+            .map_err(|e| MemoryError::storage(format!("project root {} is not usable: {e}", self.root.display())))?;
+        Ok(Layout { root })
+    }
+
     pub fn at(root: impl Into<PathBuf>) -> Layout {
         Layout { root: root.into() }
     }

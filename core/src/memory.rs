@@ -528,24 +528,26 @@ pub fn delete_agent_memory(layout: &Layout, agent_id: &str, key: Option<&Arg>, c
         };
     };
     store.write(now, |tx| {
-        let doomed: Vec<StoredEntry> = match &target {
+        // Key, category and size: all a deletion needs (values are never loaded).
+        let doomed: Vec<(String, Category, u64)> = match &target {
             Ok(key) => match load_entry(tx.conn, key)? {
-                Some(e) => vec![e],
+                Some(e) => vec![(e.entry.key, e.entry.category, e.size)],
                 None => return Err(MemoryError::not_found(format!("no entry with key {key:?} in agent {agent_id:?}"))),
             },
             Err(category) => {
-                let mut stmt = tx.conn.prepare_cached(&format!(
-                    "SELECT {ENTRY_COLUMNS} FROM entries WHERE category = ?1 ORDER BY updated_at, seq"
-                ))?;
-                let rows = stmt.query_map([*category as i64], StoredEntry::from_row)?;
+                let mut stmt =
+                    tx.conn.prepare_cached("SELECT key, size FROM entries WHERE category = ?1 ORDER BY updated_at, seq")?;
+                let rows = stmt.query_map([*category as i64], |r| {
+                    Ok((String::from_utf8_lossy(&r.get::<_, Vec<u8>>(0)?).into_owned(), *category, r.get::<_, i64>(1)? as u64))
+                })?;
                 rows.collect::<rusqlite::Result<_>>()?
             }
         };
         let mut freed = 0;
-        for e in &doomed {
-            tx.batch.record(Action::Delete, Actor::Deployer, subject_of(e), None);
-            tx.delete_entry(&e.entry.key)?;
-            freed += e.size;
+        for (key, category, size) in &doomed {
+            tx.batch.record(Action::Delete, Actor::Deployer, Subject { key: Some(key), category: Some(*category), size: Some(*size) }, None);
+            tx.delete_entry(key)?;
+            freed += size;
         }
         tx.set_used(tx.agent.used.saturating_sub(freed));
         Ok(doomed.len() as u64)
@@ -556,33 +558,39 @@ pub fn delete_agent_memory(layout: &Layout, agent_id: &str, key: Option<&Arg>, c
 // Test memory (R-HOST-4)
 
 pub const TEST_AGENT_ID: &str = "test-memory";
-/// Test memory folders are `<tmp>/rotifer-test-memory-<pid>-<unique>`.
+/// Test memory folders are `<tmp>/rotifer-test-memory-<pid>-<unique>`, each holding a lock
+/// file that its process keeps locked (`flock`) while the memory lives.
 const TEST_DIR_PREFIX: &str = "rotifer-test-memory-";
+const TEST_LOCK_FILE: &str = ".lock";
 
-/// Removes the test memories of processes that no longer exist: a process killed by a signal
-/// never ran its exit hook. Only real folders owned by this user, named with a dead pid.
+/// Locks `dir`'s lock file, creating it; `None` (without waiting) if another holds it.
+fn lock_test_dir(dir: &std::path::Path, create: bool) -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(create)
+        .create(create)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(dir.join(TEST_LOCK_FILE))
+        .ok()?;
+    (unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0).then_some(file)
+}
+
+/// Removes the test memories whose process is gone: a process killed by a signal never ran its
+/// exit hook. The kernel drops a dead process's locks, so a lock this sweep can take marks a
+/// folder nobody uses (a pid could not tell: it may be alive in another PID namespace).
 fn sweep_stale_test_memories(tmp: &std::path::Path) {
     use std::os::unix::fs::MetadataExt;
     let Ok(dir) = std::fs::read_dir(tmp) else { return };
-    let me = std::process::id();
     for entry in dir.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(TEST_DIR_PREFIX))
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == me || pid == 0 || pid > i32::MAX as u32 {
-            continue;
-        }
-        // kill(pid, 0) fails with ESRCH only when no such process exists.
-        let gone = unsafe { libc::kill(pid as i32, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        let ours = std::fs::symlink_metadata(entry.path()).is_ok_and(|m| m.is_dir() && m.uid() == unsafe { libc::geteuid() });
-        if gone && ours {
-            let _ = std::fs::remove_dir_all(entry.path());
+        let ours = entry.file_name().to_str().is_some_and(|n| n.starts_with(TEST_DIR_PREFIX))
+            && std::fs::symlink_metadata(entry.path()).is_ok_and(|m| m.is_dir() && m.uid() == unsafe { libc::geteuid() });
+        if ours {
+            if let Some(_unused) = lock_test_dir(&entry.path(), false) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
         }
     }
 }
@@ -591,23 +599,31 @@ fn sweep_stale_test_memories(tmp: &std::path::Path) {
 pub struct TestMemory {
     root: PathBuf,
     store: Arc<AgentStore>,
+    /// Locked while this memory lives (see `sweep_stale_test_memories`).
+    _lock: std::fs::File,
 }
 
 impl TestMemory {
     pub fn create(quota: u64, policy: DataPolicy) -> Result<TestMemory> {
-        let tmp = std::env::temp_dir();
+        let tmp = std::fs::canonicalize(std::env::temp_dir())
+            .map_err(|e| MemoryError::storage(format!("the temporary folder {} is not usable: {e}", std::env::temp_dir().display())))?;
         sweep_stale_test_memories(&tmp);
         let root = tmp.join(format!("{TEST_DIR_PREFIX}{}", crate::store::unique_suffix()));
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&root)
             .map_err(|e| MemoryError::storage(format!("cannot create test memory folder {}: {e}", root.display())))?;
-        let layout = Layout::at(&root);
-        let made = AgentStore::open(&layout, TEST_AGENT_ID, IfMissing::Create)
-            .and_then(|s| s.ok_or_else(|| MemoryError::storage("test memory could not be created")))
-            .and_then(|store| store.configure(quota, policy).map(|_| store));
+        let made = lock_test_dir(&root, true)
+            .ok_or_else(|| MemoryError::storage(format!("cannot lock test memory folder {}", root.display())))
+            .and_then(|lock| {
+                let layout = Layout::at(&root);
+                let store = AgentStore::open(&layout, TEST_AGENT_ID, IfMissing::Create)?
+                    .ok_or_else(|| MemoryError::storage("test memory could not be created"))?;
+                store.configure(quota, policy)?;
+                Ok((store, lock))
+            });
         match made {
-            Ok(store) => Ok(TestMemory { root, store }),
+            Ok((store, lock)) => Ok(TestMemory { root, store, _lock: lock }),
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&root);
                 Err(e)

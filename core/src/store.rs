@@ -177,16 +177,11 @@ impl AgentStore {
     /// The store of `agent_id` under `layout`, shared with other handles of this process.
     pub fn open(layout: &Layout, agent_id: &str, if_missing: IfMissing) -> Result<Option<Arc<AgentStore>>> {
         crate::model::check_agent_id(agent_id)?;
+        configure_sqlite();
+        let layout = layout.real()?;
         let path = layout.db_path(agent_id);
-        let key = match std::fs::canonicalize(&layout.root) {
-            Ok(root) => root.join(".rotifer").join("memory").join(format!("{agent_id}.db")),
-            Err(_) => path.clone(),
-        };
-        let mut reg = lock(registry());
-        if let Some(store) = reg.get(&key).and_then(Weak::upgrade) {
-            if store.is_open() {
-                return Ok(Some(store));
-            }
+        if let Some(store) = Self::registered(&path) {
+            return Ok(Some(store));
         }
         if if_missing == IfMissing::Skip {
             // Only a database that is not there is "never created": a file in place of the
@@ -198,24 +193,37 @@ impl AgentStore {
             }
         }
         layout.ensure_dirs(true)?;
-        // A file that is no database is refused before SQLite sees it: with a -wal beside it,
-        // SQLite would read the WAL's pages over it and checkpoint them into it on close.
-        if matches!(std::fs::symlink_metadata(&path), Ok(m) if m.is_file() && m.len() > 0) {
-            crate::integrity::check_header_at(&path, "is not a SQLite database (overwritten?); it was left as it is: restore it from a backup or move it away")?;
+        prepare_database_file(&path, agent_id)?;
+        // The file first, then SQLite: `opened` checks that both are the same file.
+        let mut file = DbFile::open(&path)?;
+        let conn = open_connection(&path)?;
+        if let Err(e) = file.opened(&layout.root) {
+            // Closing would checkpoint the WAL into whatever is at the path now: keep the WAL.
+            let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+            return Err(e);
         }
-        let conn = open_connection(&path, agent_id)?;
-        let file = match DbFile::open(&path).and_then(|f| f.check().map(|()| f)) {
-            Ok(f) => f,
-            Err(e) => {
-                let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
-                return Err(e);
-            }
-        };
-        let store =
-            Arc::new(AgentStore { agent_id: agent_id.to_string(), layout: layout.clone(), conn: Mutex::new(Some(conn)), next_expiry: Mutex::new(None), file });
+        let store = Arc::new(AgentStore {
+            agent_id: agent_id.to_string(),
+            layout,
+            conn: Mutex::new(Some(conn)),
+            next_expiry: Mutex::new(None),
+            file,
+        });
+        // Opening ran without the registry lock (it may wait on a busy database); if another
+        // thread opened the same agent meanwhile, its store wins and this one closes.
+        let mut reg = lock(registry());
+        if let Some(existing) = reg.get(&path).and_then(Weak::upgrade).filter(|s| s.is_open()) {
+            return Ok(Some(existing));
+        }
         reg.retain(|_, w| w.strong_count() > 0);
-        reg.insert(key, Arc::downgrade(&store));
+        reg.insert(path, Arc::downgrade(&store));
         Ok(Some(store))
+    }
+
+    /// The open store of the database at `path`, if this process has one.
+    fn registered(path: &Path) -> Option<Arc<AgentStore>> {
+        let reg = lock(registry());
+        reg.get(path).and_then(Weak::upgrade).filter(|s| s.is_open())
     }
 
     fn is_open(&self) -> bool {
@@ -497,21 +505,27 @@ pub(crate) fn storage(path: &Path, what: impl std::fmt::Display) -> MemoryError 
     MemoryError::storage(format!("memory database {}: {what}", path.display()))
 }
 
-/// Opens the agent's database, building it first if it does not exist.
-fn open_connection(path: &Path, agent_id: &str) -> Result<Connection> {
-    configure_sqlite();
+/// Makes sure a complete database file is at `path`: builds one if there is none, refuses
+/// anything that is not a database (before SQLite could read a leftover WAL over it).
+fn prepare_database_file(path: &Path, agent_id: &str) -> Result<()> {
     match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => {
-            return Err(storage(path, "is a symlink; memory databases are never opened through links"))
-        }
-        Ok(m) if !m.is_file() => return Err(storage(path, "is not a regular file")),
+        Ok(m) if m.file_type().is_symlink() => Err(storage(path, "is a symlink; memory databases are never opened through links")),
+        Ok(m) if !m.is_file() => Err(storage(path, "is not a regular file")),
         Ok(m) if m.len() == 0 => {
-            return Err(storage(path, "is empty (truncated?); it was left as it is: restore it from a backup or move it away"))
+            Err(storage(path, "is empty (truncated?); it was left as it is: restore it from a backup or move it away"))
         }
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => build_new_database(path, agent_id)?,
-        Err(e) => return Err(storage(path, e)),
+        Ok(_) => crate::integrity::check_header_at(
+            path,
+            "is not a SQLite database (overwritten?); it was left as it is: restore it from a backup or move it away",
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => build_new_database(path, agent_id),
+        Err(e) => Err(storage(path, e)),
     }
+}
+
+/// Opens the agent's database, which `prepare_database_file` made sure is there.
+fn open_connection(path: &Path) -> Result<Connection> {
+    configure_sqlite();
     let conn = Connection::open_with_flags(path, sqlite_flags()).map_err(|e| storage(path, e))?;
     configure_connection(&conn)?;
     let checked = (|| -> rusqlite::Result<(i64, String)> {
