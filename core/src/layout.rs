@@ -58,7 +58,9 @@ impl Layout {
     /// Makes `.rotifer/` and, with `memory`, `.rotifer/memory/` (0700). An existing one must be
     /// a real folder: a symlink or a file in its place is a storage error, never followed.
     pub fn ensure_dirs(&self, memory: bool) -> Result<()> {
-        match fs::symlink_metadata(&self.root) {
+        // The root itself may be reached through a link (the store resolves it); what lies
+        // under it may not.
+        match fs::metadata(&self.root) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => return Err(MemoryError::storage(format!("project root {} is not a folder", self.root.display()))),
             Err(e) => return Err(MemoryError::storage(format!("project root {} is not usable: {e}", self.root.display()))),
