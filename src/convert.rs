@@ -133,6 +133,9 @@ unsafe fn object_to_arg(env: sys::napi_env, v: sys::napi_value, depth: u32) -> R
         if kind != sys::TypedarrayType::uint8_array {
             return Ok(Arg::Other("a typed array other than Uint8Array"));
         }
+        if length > rotifer_memory_core::model::MAX_VALUE_BYTES {
+            return Ok(Arg::OversizedBytes(length)); // rejected by the core; never worth a copy
+        }
         let bytes = if length == 0 || data.is_null() { Vec::new() } else { std::slice::from_raw_parts(data as *const u8, length).to_vec() };
         return Ok(Arg::Bytes(bytes));
     }

@@ -15,6 +15,8 @@ pub enum Arg {
     InvalidStr,
     /// A `Uint8Array` (or `Buffer`).
     Bytes(Vec<u8>),
+    /// A `Uint8Array` of this many bytes, too large for any value: not copied at all.
+    OversizedBytes(usize),
     /// Own enumerable properties, in order.
     Object(Vec<(String, Arg)>),
     /// Anything else: arrays, functions, other typed arrays, symbols…; the name says which.
@@ -36,7 +38,7 @@ impl Arg {
             Arg::Number(_) => "a number",
             Arg::Str(_) => "a string",
             Arg::InvalidStr => "a string with a lone UTF-16 surrogate",
-            Arg::Bytes(_) => "a Uint8Array",
+            Arg::Bytes(_) | Arg::OversizedBytes(_) => "a Uint8Array",
             Arg::Object(_) => "an object",
             Arg::Other(name) => name,
         }

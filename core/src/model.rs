@@ -216,12 +216,13 @@ pub fn parse_key(arg: &Arg) -> Result<String> {
 
 /// R-LIM-2.
 pub fn parse_value(arg: Arg) -> Result<Vec<u8>> {
+    let too_large = |len: usize| {
+        MemoryError::invalid(format!("value is {len} bytes; it may be at most {MAX_VALUE_BYTES} (1 MiB)"))
+    };
     match arg {
         Arg::Bytes(b) if b.len() <= MAX_VALUE_BYTES => Ok(b),
-        Arg::Bytes(b) => Err(MemoryError::invalid(format!(
-            "value is {} bytes; it may be at most {MAX_VALUE_BYTES} (1 MiB)",
-            b.len()
-        ))),
+        Arg::Bytes(b) => Err(too_large(b.len())),
+        Arg::OversizedBytes(len) => Err(too_large(len)),
         other => Err(MemoryError::invalid(format!(
             "value must be a Uint8Array (a Buffer is one), not {}; encode text with new TextEncoder().encode(…)",
             other.kind()
@@ -515,6 +516,7 @@ mod tests {
         assert_eq!(parse_value(Arg::Bytes(vec![])).unwrap(), Vec::<u8>::new());
         assert!(parse_value(Arg::Bytes(vec![0; MAX_VALUE_BYTES])).is_ok());
         assert!(parse_value(Arg::Bytes(vec![0; MAX_VALUE_BYTES + 1])).is_err());
+        assert!(parse_value(Arg::OversizedBytes(usize::MAX)).unwrap_err().message.contains(&usize::MAX.to_string()));
         assert!(parse_value(Arg::str("text")).is_err());
         assert!(parse_value(Arg::Other("an ArrayBuffer")).is_err());
     }
