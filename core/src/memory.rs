@@ -558,10 +558,16 @@ pub fn delete_agent_memory(layout: &Layout, agent_id: &str, key: Option<&Arg>, c
 // Test memory (R-HOST-4)
 
 pub const TEST_AGENT_ID: &str = "test-memory";
-/// Test memory folders are `<tmp>/rotifer-test-memory-<pid>-<unique>`, each holding a lock
-/// file that its process keeps locked (`flock`) while the memory lives.
+/// Test memories live in `<tmp>/rotifer-test-memory-<pid>-<unique>`, each holding a lock file
+/// that its process keeps locked (`flock`) while the memory lives. A folder is set up under a
+/// staging name (`rotifer-test-staging-…`) and gets its final name only once its lock is held,
+/// so a sweeping process never sees a folder under its final name without a live lock.
 const TEST_DIR_PREFIX: &str = "rotifer-test-memory-";
+const TEST_STAGING_PREFIX: &str = "rotifer-test-staging-";
 const TEST_LOCK_FILE: &str = ".lock";
+/// A staging folder is renamed microseconds after its creation; one this old belongs to a
+/// process killed while setting it up.
+const STALE_STAGING: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Locks `dir`'s lock file, creating it; `None` (without waiting) if another holds it.
 fn lock_test_dir(dir: &std::path::Path, create: bool) -> Option<std::fs::File> {
@@ -580,17 +586,54 @@ fn lock_test_dir(dir: &std::path::Path, create: bool) -> Option<std::fs::File> {
 
 /// Removes the test memories whose process is gone: a process killed by a signal never ran its
 /// exit hook. The kernel drops a dead process's locks, so a lock this sweep can take marks a
-/// folder nobody uses (a pid could not tell: it may be alive in another PID namespace).
+/// folder nobody uses (a pid could not tell: it may be alive in another PID namespace). Folders
+/// that vanish meanwhile (disposed, or swept by another process) are skipped.
 fn sweep_stale_test_memories(tmp: &std::path::Path) {
     use std::os::unix::fs::MetadataExt;
     let Ok(dir) = std::fs::read_dir(tmp) else { return };
     for entry in dir.flatten() {
-        let ours = entry.file_name().to_str().is_some_and(|n| n.starts_with(TEST_DIR_PREFIX))
-            && std::fs::symlink_metadata(entry.path()).is_ok_and(|m| m.is_dir() && m.uid() == unsafe { libc::geteuid() });
-        if ours {
-            if let Some(_unused) = lock_test_dir(&entry.path(), false) {
-                let _ = std::fs::remove_dir_all(entry.path());
-            }
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+        let (live, staging) = (name.starts_with(TEST_DIR_PREFIX), name.starts_with(TEST_STAGING_PREFIX));
+        if !live && !staging {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else { continue };
+        if !meta.is_dir() || meta.uid() != unsafe { libc::geteuid() } {
+            continue;
+        }
+        if staging && !meta.modified().ok().and_then(|m| m.elapsed().ok()).is_some_and(|age| age > STALE_STAGING) {
+            continue;
+        }
+        if let Some(_unused) = lock_test_dir(&entry.path(), false) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        } else if staging && std::fs::symlink_metadata(entry.path().join(TEST_LOCK_FILE)).is_err() {
+            let _ = std::fs::remove_dir_all(entry.path()); // killed before it made its lock file
+        }
+    }
+}
+
+/// Makes a private folder for a test memory with its lock held, under its final name.
+fn make_test_dir(tmp: &std::path::Path) -> Result<(PathBuf, std::fs::File)> {
+    let unique = crate::store::unique_suffix();
+    let staging = tmp.join(format!("{TEST_STAGING_PREFIX}{unique}"));
+    let root = tmp.join(format!("{TEST_DIR_PREFIX}{unique}"));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&staging)
+        .map_err(|e| MemoryError::storage(format!("cannot create test memory folder {}: {e}", staging.display())))?;
+    let made = lock_test_dir(&staging, true)
+        .ok_or_else(|| MemoryError::storage(format!("cannot lock test memory folder {}", staging.display())))
+        .and_then(|lock| {
+            // The lock belongs to the open file, so it holds across the rename.
+            std::fs::rename(&staging, &root)
+                .map_err(|e| MemoryError::storage(format!("cannot rename test memory folder {} to {}: {e}", staging.display(), root.display())))?;
+            Ok(lock)
+        });
+    match made {
+        Ok(lock) => Ok((root, lock)),
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            Err(e)
         }
     }
 }
@@ -608,22 +651,16 @@ impl TestMemory {
         let tmp = std::fs::canonicalize(std::env::temp_dir())
             .map_err(|e| MemoryError::storage(format!("the temporary folder {} is not usable: {e}", std::env::temp_dir().display())))?;
         sweep_stale_test_memories(&tmp);
-        let root = tmp.join(format!("{TEST_DIR_PREFIX}{}", crate::store::unique_suffix()));
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&root)
-            .map_err(|e| MemoryError::storage(format!("cannot create test memory folder {}: {e}", root.display())))?;
-        let made = lock_test_dir(&root, true)
-            .ok_or_else(|| MemoryError::storage(format!("cannot lock test memory folder {}", root.display())))
-            .and_then(|lock| {
-                let layout = Layout::at(&root);
-                let store = AgentStore::open(&layout, TEST_AGENT_ID, IfMissing::Create)?
-                    .ok_or_else(|| MemoryError::storage("test memory could not be created"))?;
-                store.configure(quota, policy)?;
-                Ok((store, lock))
-            });
+        let (root, lock) = make_test_dir(&tmp)?;
+        let made = (|| -> Result<Arc<AgentStore>> {
+            let layout = Layout::at(&root);
+            let store = AgentStore::open(&layout, TEST_AGENT_ID, IfMissing::Create)?
+                .ok_or_else(|| MemoryError::storage("test memory could not be created"))?;
+            store.configure(quota, policy)?;
+            Ok(store)
+        })();
         match made {
-            Ok((store, lock)) => Ok(TestMemory { root, store, _lock: lock }),
+            Ok(store) => Ok(TestMemory { root, store, _lock: lock }),
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&root);
                 Err(e)
