@@ -37,6 +37,10 @@ test('R-API-3 filters: category, since (inclusive), until (exclusive), limit, si
   assert.deepEqual(keys({ since: '2026-11-30T00:00:01.000Z', until: '2026-11-30T00:00:03.000Z' }), ['k2', 'k1'])
   assert.deepEqual(keys({ since: '2026-11-30T01:00:01.000+01:00', until: '2026-11-30T00:00:01.001Z' }), ['k1'], 'offsets')
   assert.deepEqual(keys({ since: '2026-11-30T00:00:01.0005Z' }), ['k4', 'k3', 'k2'], 'sub-millisecond since rounds up')
+  // Past nine fraction digits too (chrono keeps nanoseconds only): any non-zero digit rounds up.
+  assert.deepEqual(keys({ since: '2026-11-30T00:00:01.0000000001Z' }), ['k4', 'k3', 'k2'], 'a 10th fraction digit rounds since up')
+  assert.deepEqual(keys({ until: '2026-11-30T00:00:01.0000000001Z' }), ['k1', 'k0'], 'a 10th fraction digit rounds until up')
+  assert.deepEqual(keys({ since: '2026-11-30T00:00:01.0000000000Z' }), ['k4', 'k3', 'k2', 'k1'], 'zeros do not round')
   assert.deepEqual(keys({ since: '2026-11-30T00:00:03.000Z', until: '2026-11-30T00:00:03.000Z' }), [])
   assert.deepEqual(keys({ since: '2026-11-30T00:00:04.000Z', until: '2026-11-30T00:00:01.000Z' }), [])
   assert.deepEqual(keys({ limit: 2 }), ['k4', 'k3'])

@@ -74,9 +74,16 @@ pub fn parse_rfc3339_ceil_ms(field: &str, text: &str) -> Result<i64> {
             "filter.{field} {text:?} is not an RFC 3339 time; write it like 2026-11-30T01:38:19.123Z"
         ))
     })?;
-    let ms = t.timestamp_millis();
-    let sub_ms = t.timestamp_subsec_nanos() % 1_000_000;
-    Ok(if sub_ms > 0 { ms + 1 } else { ms })
+    // chrono keeps nanoseconds and drops further digits, so the fraction is read from the text.
+    Ok(if has_sub_ms_fraction(text) { t.timestamp_millis() + 1 } else { t.timestamp_millis() })
+}
+
+/// Whether the fraction of a valid RFC 3339 time has a non-zero digit past the milliseconds
+/// (the only `.` of such a time starts its fraction).
+fn has_sub_ms_fraction(text: &str) -> bool {
+    text.split_once('.').is_some_and(|(_, rest)| {
+        rest.bytes().take_while(u8::is_ascii_digit).skip(3).any(|d| d != b'0')
+    })
 }
 
 #[cfg(test)]
@@ -113,6 +120,12 @@ mod tests {
         assert_eq!(parse_rfc3339_ceil_ms("since", "1970-01-01T01:00:00+01:00").unwrap(), 0);
         assert_eq!(parse_rfc3339_ceil_ms("since", "1970-01-01T00:00:00.0001Z").unwrap(), 1);
         assert_eq!(parse_rfc3339_ceil_ms("since", "1970-01-01T00:00:00.002000Z").unwrap(), 2);
+        // Digits past the nanoseconds count too: any non-zero one rounds up.
+        assert_eq!(parse_rfc3339_ceil_ms("since", "1970-01-01T00:00:01.0000000001Z").unwrap(), 1001);
+        assert_eq!(parse_rfc3339_ceil_ms("since", "1970-01-01T00:00:01.000000000000000000000007+00:00").unwrap(), 1001);
+        assert_eq!(parse_rfc3339_ceil_ms("since", "1970-01-01T00:00:01.0010000000000Z").unwrap(), 1001);
+        assert_eq!(parse_rfc3339_ceil_ms("since", "1970-01-01T00:00:01.0019999999999Z").unwrap(), 1002);
+        assert_eq!(parse_rfc3339_ceil_ms("until", "1969-12-31T23:59:59.9990000001Z").unwrap(), 0);
         for bad in ["", "yesterday", "2026-11-30", "2026-13-01T00:00:00Z", "2026-11-30T00:00:00"] {
             let e = parse_rfc3339_ceil_ms("until", bad).unwrap_err();
             assert_eq!(e.code, crate::ErrorCode::InvalidInput, "{bad}");
