@@ -118,7 +118,10 @@ test('R-HOST-1 agent ids are validated; R-ACC-6 domains are validated', (t) => {
   for (const bad of ['Text', 'text.', 'a..b', 'a-b', '', 5]) {
     throwsCode(assert, () => new memory.GeneMemoryAccess({ agentId: 'a', geneId: null, domain: bad, root }), INVALID, /domain/)
   }
-  throwsCode(assert, () => new memory.GeneMemoryAccess({ agentId: 'a', geneId: null, root, agentID: 'typo' }), INVALID, /unknown field "agentID"/)
+  const typo = throwsCode(assert, () => new memory.GeneMemoryAccess({ agentId: 'a', geneId: null, root, agentID: 'typo' }), INVALID, /unknown field "agentID"/)
+  assert.doesNotMatch(typo.message, /deadline/, 'the accepted options of GeneMemoryAccess do not include the WASM-only deadline')
+  // `deadline` is an option of createMemoryImports (WASM genes) only; here it would be ignored.
+  throwsCode(assert, () => new memory.GeneMemoryAccess({ agentId: 'a', geneId: null, root, deadline: Date.now() }), INVALID, /unknown field "deadline"/)
   throwsCode(assert, () => new memory.GeneMemoryAccess('a'), INVALID, /options must be an object/)
   throwsCode(assert, () => new memory.GeneMemoryAccess({ agentId: 'a', geneId: null, root, now: 5 }), INVALID, /now/)
   const m = new memory.GeneMemoryAccess({ agentId: 'a', geneId: 'v2:' + 'a'.repeat(64), root, now: () => 1.5 })

@@ -59,7 +59,7 @@ impl NativeGeneMemory {
     #[napi(constructor)]
     pub fn new(options: JsAny) -> Result<Self, String> {
         guard(|| {
-            let options = GeneOptions::parse(&options.to_arg()?, &["now", "deadline"])?;
+            let options = GeneOptions::parse(&options.to_arg()?, &["now"])?;
             Ok(NativeGeneMemory { inner: GeneMemory::open(options)? })
         })
     }
