@@ -58,6 +58,9 @@ export declare function createAgentMemory(options: JsAny): void
 /** `deleteAgentMemory({ agentId, root?, key? , category? }, now)`: how many were deleted. */
 export declare function deleteAgentMemory(options: JsAny, now: JsAny): number
 
+/** `ensureAgentMemory({ agentId, root?, quota?, dataPolicy? })`: whether the memory was missing. */
+export declare function ensureAgentMemory(options: JsAny): boolean
+
 /** `listAgentMemory({ agentId, root?, category? }, now)`. */
 export declare function listAgentMemory(options: JsAny, now: JsAny): JsOut
 

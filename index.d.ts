@@ -170,6 +170,21 @@ export declare function createAgentMemory(options: {
   dataPolicy?: DataPolicy
 }): void
 
+/**
+ * Creates an agent's memory with this quota and data policy if it has no database, and leaves
+ * an existing one exactly as it is (never reconfigures it). A host that keeps agent records calls
+ * it before opening an agent, so a deleted database comes back with the agent's limits, not the
+ * defaults. Returns `true` if the database was missing (it now exists with these limits, unless
+ * another caller created it at the same moment).
+ */
+export declare function ensureAgentMemory(options: {
+  agentId: string
+  root?: string
+  /** `"50MB"`, `"512KB"`, `"1.5GB"` (1 KB = 1024 bytes), or a number of bytes. */
+  quota?: string | number
+  dataPolicy?: DataPolicy
+}): boolean
+
 /** Bytes for a quota text such as `50MB`; throws `MEMORY_INVALID_INPUT` otherwise. */
 export declare function parseMemoryQuota(text: string): number
 

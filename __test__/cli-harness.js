@@ -61,8 +61,9 @@ function addFormatter(root) {
  * A CommonJS gene driven by its input: `{ steps: [ops of gene 1, ops of gene 2, …] }`. It performs
  * the first list of memory calls, records what each gave (`{ wrote }`, `{ value }` as text or
  * null, `{ deleted }`, or `{ error }` with the MemoryError code), and passes the other lists on,
- * so an agent of several probes shows what each gene could do. With `rethrow: true` an error
- * escapes the gene instead. Other input fields pass through unchanged.
+ * so an agent of several probes shows what each gene could do. A write stores `value`, or `size`
+ * bytes of "x" (values too large for a command line). With `rethrow: true` an error escapes the
+ * gene instead. Other input fields pass through unchanged.
  */
 const PROBE = `
 exports.express = function express(input, ctx) {
@@ -73,7 +74,8 @@ exports.express = function express(input, ctx) {
   for (const op of ops) {
     try {
       if ('write' in op) {
-        const e = ctx.memory.writeMemory(op.write, Buffer.from(op.value || ''), op.category || 'CACHE', op.accessPolicy)
+        const value = op.size === undefined ? Buffer.from(op.value || '') : Buffer.alloc(op.size, 120)
+        const e = ctx.memory.writeMemory(op.write, value, op.category || 'CACHE', op.accessPolicy, op.retentionPolicy)
         mine.push({ wrote: e.key })
       } else if ('read' in op) {
         const e = ctx.memory.readMemory(op.read)

@@ -59,6 +59,7 @@ function create(native) {
     return {
       GeneMemoryAccess,
       createAgentMemory: fail,
+      ensureAgentMemory: fail,
       parseMemoryQuota: fail,
       listAgentMemory: fail,
       deleteAgentMemory: fail,
@@ -123,6 +124,7 @@ function create(native) {
   }
 
   const createAgentMemory = (options) => call(() => native.createAgentMemory(options))
+  const ensureAgentMemory = (options) => call(() => native.ensureAgentMemory(options))
   const parseMemoryQuota = (text) => call(() => native.parseMemoryQuota(text))
   const listAgentMemory = (options) => call(() => native.listAgentMemory(options, clockOf(options)?.()))
   const deleteAgentMemory = (options) => call(() => native.deleteAgentMemory(options, clockOf(options)?.()))
@@ -168,6 +170,7 @@ function create(native) {
   return {
     GeneMemoryAccess,
     createAgentMemory,
+    ensureAgentMemory,
     parseMemoryQuota,
     listAgentMemory,
     deleteAgentMemory,

@@ -133,6 +133,18 @@ pub fn create_agent_memory(options: JsAny) -> Result<(), String> {
     })
 }
 
+/// `ensureAgentMemory({ agentId, root?, quota?, dataPolicy? })`: whether the memory was missing.
+#[napi]
+pub fn ensure_agent_memory(options: JsAny) -> Result<bool, String> {
+    guard(|| {
+        let arg = options.to_arg()?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "quota", "dataPolicy"])?;
+        let quota = parse_quota_arg(o.get("quota"))?;
+        let policy = parse_data_policy(o.get("dataPolicy").unwrap_or(&Arg::Undefined))?;
+        rotifer_memory_core::ensure_agent_memory(&o.layout, &o.agent_id, quota, policy)
+    })
+}
+
 /// `parseMemoryQuota(text)`: bytes (R-QUO-2).
 #[napi]
 pub fn parse_memory_quota(text: JsAny) -> Result<f64, String> {

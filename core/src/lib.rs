@@ -22,5 +22,5 @@ pub mod wasm;
 pub use arg::Arg;
 pub use error::{ErrorCode, MemoryError, Result};
 pub use layout::Layout;
-pub use memory::{create_agent_memory, delete_agent_memory, list_agent_memory, GeneMemory, GeneOptions, Listing, TestMemory};
+pub use memory::{create_agent_memory, delete_agent_memory, ensure_agent_memory, list_agent_memory, GeneMemory, GeneOptions, Listing, TestMemory};
 pub use model::{AccessPolicy, Category, DataPolicy, Entry, RetentionPolicy, Scope, SharePolicy};

@@ -475,9 +475,24 @@ pub struct Listing {
 
 /// Creates (or reconfigures) an agent's memory with a quota and a data policy.
 pub fn create_agent_memory(layout: &Layout, agent_id: &str, quota: u64, policy: DataPolicy) -> Result<()> {
-    let store = AgentStore::open(layout, agent_id, IfMissing::Create)?
+    let store = AgentStore::open(layout, agent_id, IfMissing::CreateWith(quota, policy))?
         .ok_or_else(|| MemoryError::storage("memory could not be created"))?;
     store.configure(quota, policy)
+}
+
+/// Creates an agent's memory with a quota and a data policy if it has none; an existing memory
+/// keeps its own (R-HOST-1: a host that keeps agent records recreates a deleted database with
+/// the record's limits, and never lifts them). Returns whether the database was missing: it
+/// now exists with these limits, unless another caller created it at the same moment.
+pub fn ensure_agent_memory(layout: &Layout, agent_id: &str, quota: u64, policy: DataPolicy) -> Result<bool> {
+    check_agent_id(agent_id)?;
+    let missing = match std::fs::symlink_metadata(layout.real()?.db_path(agent_id)) {
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        Ok(_) => false,
+    };
+    AgentStore::open(layout, agent_id, IfMissing::CreateWith(quota, policy))?
+        .ok_or_else(|| MemoryError::storage("memory could not be created"))?;
+    Ok(missing)
 }
 
 /// Every live entry of the agent, by key, ignoring access policies. An agent whose memory was
@@ -652,13 +667,8 @@ impl TestMemory {
             .map_err(|e| MemoryError::storage(format!("the temporary folder {} is not usable: {e}", std::env::temp_dir().display())))?;
         sweep_stale_test_memories(&tmp);
         let (root, lock) = make_test_dir(&tmp)?;
-        let made = (|| -> Result<Arc<AgentStore>> {
-            let layout = Layout::at(&root);
-            let store = AgentStore::open(&layout, TEST_AGENT_ID, IfMissing::Create)?
-                .ok_or_else(|| MemoryError::storage("test memory could not be created"))?;
-            store.configure(quota, policy)?;
-            Ok(store)
-        })();
+        let made = AgentStore::open(&Layout::at(&root), TEST_AGENT_ID, IfMissing::CreateWith(quota, policy))
+            .and_then(|store| store.ok_or_else(|| MemoryError::storage("test memory could not be created")));
         match made {
             Ok(store) => Ok(TestMemory { root, store, _lock: lock }),
             Err(e) => {

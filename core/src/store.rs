@@ -168,7 +168,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// How `open` treats an agent whose database does not exist yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IfMissing {
+    /// Create it with the default quota and data policy (R-QUO-1).
     Create,
+    /// Create it with this quota and data policy: it never exists with other limits, not even
+    /// for a moment (R-HOST-1). An existing database keeps its own.
+    CreateWith(u64, DataPolicy),
     /// Answer `None`: the deployer's list and delete never create memory.
     Skip,
 }
@@ -193,7 +197,11 @@ impl AgentStore {
             }
         }
         layout.ensure_dirs(true)?;
-        prepare_database_file(&path, agent_id)?;
+        let limits = match if_missing {
+            IfMissing::CreateWith(quota, policy) => (quota, policy),
+            _ => (DEFAULT_QUOTA, DataPolicy::default()),
+        };
+        prepare_database_file(&path, agent_id, limits)?;
         // The file first, then SQLite: `opened` checks that both are the same file.
         let mut file = DbFile::open(&path)?;
         let conn = open_connection(&path)?;
@@ -507,7 +515,7 @@ pub(crate) fn storage(path: &Path, what: impl std::fmt::Display) -> MemoryError 
 
 /// Makes sure a complete database file is at `path`: builds one if there is none, refuses
 /// anything that is not a database (before SQLite could read a leftover WAL over it).
-fn prepare_database_file(path: &Path, agent_id: &str) -> Result<()> {
+fn prepare_database_file(path: &Path, agent_id: &str, limits: (u64, DataPolicy)) -> Result<()> {
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => Err(storage(path, "is a symlink; memory databases are never opened through links")),
         Ok(m) if !m.is_file() => Err(storage(path, "is not a regular file")),
@@ -518,7 +526,7 @@ fn prepare_database_file(path: &Path, agent_id: &str) -> Result<()> {
             path,
             "is not a SQLite database (overwritten?); it was left as it is: restore it from a backup or move it away",
         ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => build_new_database(path, agent_id),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => build_new_database(path, agent_id, limits),
         Err(e) => Err(storage(path, e)),
     }
 }
@@ -549,8 +557,9 @@ fn open_connection(path: &Path) -> Result<Connection> {
 }
 
 /// Builds a complete database under a temporary name, then links it into place: if another
-/// process won the race, its database is used and ours is dropped.
-fn build_new_database(path: &Path, agent_id: &str) -> Result<()> {
+/// process won the race, its database is used and ours is dropped. `limits` are the quota and
+/// data policy it starts with.
+fn build_new_database(path: &Path, agent_id: &str, (quota, policy): (u64, DataPolicy)) -> Result<()> {
     let wal = PathBuf::from(format!("{}-wal", path.display()));
     if std::fs::symlink_metadata(&wal).is_ok() {
         return Err(storage(
@@ -565,8 +574,8 @@ fn build_new_database(path: &Path, agent_id: &str) -> Result<()> {
         conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))?;
         conn.execute_batch(&format!("BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"))?;
         conn.execute(
-            "INSERT INTO agent (id, agent_id, quota, anonymization_supported, max_retention_days, used_bytes, last_seq) VALUES (1, ?1, ?2, 0, NULL, 0, 0)",
-            params![agent_id, DEFAULT_QUOTA as i64],
+            "INSERT INTO agent (id, agent_id, quota, anonymization_supported, max_retention_days, used_bytes, last_seq) VALUES (1, ?1, ?2, ?3, ?4, 0, 0)",
+            params![agent_id, quota as i64, policy.anonymization_supported, policy.max_retention_days],
         )?;
         conn.close().map_err(|(_, e)| MemoryError::from(e))?;
         match std::fs::hard_link(&tmp, path) {

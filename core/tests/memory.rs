@@ -216,3 +216,32 @@ fn many_threads_share_one_agent() {
     let total: u64 = live.iter().map(|e| e.size()).sum();
     assert!(total <= 50_000);
 }
+
+#[test]
+fn ensure_recreates_a_missing_memory_with_its_limits_and_keeps_an_existing_one() {
+    // R-HOST-1: a deleted database never lifts the agent's limits; an existing one is not reconfigured.
+    use rotifer_memory_core::ensure_agent_memory;
+    use rotifer_memory_core::store::{AgentStore, IfMissing};
+    let root = temp_root();
+    let layout = Layout::at(&root);
+    let limits = DataPolicy { anonymization_supported: true, max_retention_days: Some(7) };
+    let row = || AgentStore::open(&layout, "agent", IfMissing::Skip).unwrap().unwrap().agent_row().unwrap();
+    let open = || GeneMemory::open(GeneOptions { agent_id: Some("agent".into()), gene_id: Some(gene('a')), domain: None, root: Some(root.to_str().unwrap().into()) }).unwrap();
+    for round in 0..2 {
+        assert!(ensure_agent_memory(&layout, "agent", 1024, limits).unwrap(), "round {round}: the memory was missing");
+        assert_eq!((row().quota, row().policy), (1024, limits), "round {round}");
+        {
+            let m = open();
+            assert_eq!(write(&m, "big", 2048, "CACHE", T0).unwrap_err().code, ErrorCode::QuotaExceeded, "round {round}");
+            write(&m, "small", 10, "CACHE", T0).unwrap();
+        }
+        // Present: left exactly as it is, whatever limits are asked for.
+        assert!(!ensure_agent_memory(&layout, "agent", 1 << 30, DataPolicy::default()).unwrap());
+        assert_eq!((row().quota, row().policy, row().used), (1024, limits, 15));
+        // Deleted by hand (every handle of this process is gone): the next ensure recreates it.
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", layout.db_path("agent").display()));
+        }
+    }
+    std::fs::remove_dir_all(root).unwrap();
+}

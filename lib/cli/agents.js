@@ -7,6 +7,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { CliError } = require('./errors')
+const memory = require('../../index.js')
 
 /** Agent names follow the memory API's agent id rule, so a name is always safe to print. */
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
@@ -106,4 +107,24 @@ function findAgent(root, ref) {
   throw new CliError(`no agent named or with id ${JSON.stringify(ref)} in ${root}; create one with: rotifer agent create <name> --genes <gene…>`)
 }
 
-module.exports = { agentsDir, checkAgentName, writeAgent, readAgents, findAgent }
+/**
+ * Call before a command opens `agent`'s memory (R-HOST-1): a database that is missing (deleted
+ * for a reset; a fresh clone where agent records are committed and databases are not) is
+ * created, empty, with the quota and data policy of the agent's record, never the defaults. An
+ * existing database is left exactly as it is. A note on stderr says when one was created.
+ */
+function ensureAgentMemory(root, agent, io) {
+  let created
+  try {
+    created = memory.ensureAgentMemory({ agentId: agent.id, root, quota: agent.memoryQuota, dataPolicy: agent.dataPolicy })
+  } catch (e) {
+    if (e.code !== 'MEMORY_INVALID_INPUT') throw e
+    const file = path.join(agentsDir(root), `${agent.id}.json`)
+    throw new CliError(`agent record ${file} has an invalid memoryQuota or dataPolicy (${e.message}); fix the record or create the agent again`)
+  }
+  if (created) {
+    io.err(`note: agent "${agent.name}" had no memory database; created an empty one with the quota and data policy of its record`)
+  }
+}
+
+module.exports = { agentsDir, checkAgentName, writeAgent, readAgents, findAgent, ensureAgentMemory }

@@ -6,7 +6,7 @@
 
 const memory = require('../../../index.js')
 const { UsageError } = require('../errors')
-const { findAgent } = require('../agents')
+const { findAgent, ensureAgentMemory } = require('../agents')
 const { geneNamesById } = require('../project')
 const { formatBytes, printable, table } = require('../format')
 
@@ -28,6 +28,7 @@ const list = {
 
   async run({ positionals, options, root, io }) {
     const agent = findAgent(root, positionals.agent)
+    ensureAgentMemory(root, agent, io)
     const entries = memory.listAgentMemory({ agentId: agent.id, root, category: options.category })
     const names = geneNamesById(root)
     if (options.json) {
@@ -77,6 +78,7 @@ const del = {
       throw new UsageError('give exactly one of --key <K> and --category <C>', 'agent memory delete')
     }
     const agent = findAgent(root, positionals.agent)
+    ensureAgentMemory(root, agent, io)
     const n = memory.deleteAgentMemory({ agentId: agent.id, root, ...(hasKey ? { key: options.key } : { category: options.category }) })
     const what = hasKey ? `key "${printable(options.key)}"` : `category ${options.category}`
     io.out(`Deleted ${count(n)} (${what}) from agent "${agent.name}"`)

@@ -5,7 +5,7 @@ const { randomUUID } = require('node:crypto')
 const memory = require('../../../index.js')
 const { CliError, UsageError } = require('../errors')
 const { readGene } = require('../project')
-const { checkAgentName, writeAgent, readAgents, findAgent } = require('../agents')
+const { checkAgentName, writeAgent, readAgents, findAgent, ensureAgentMemory } = require('../agents')
 const { loadExpress } = require('../gene-loader')
 const { expressGene, parseInput } = require('../runner')
 const { formatBytes } = require('../format')
@@ -119,6 +119,7 @@ const run = {
       }
     })
     const expresses = genes.map(loadExpress)
+    ensureAgentMemory(root, agent, io)
 
     let value = input
     for (let i = 0; i < genes.length; i++) {
