@@ -285,19 +285,44 @@ test('R-HOST-5 many handles share one agent; two processes writing at once never
 })
 
 test('R-HOST-4 test memories of killed processes are swept by the next createTestMemory', (t) => {
+  // A temporary folder of its own: no test file running in parallel sweeps it first.
+  const tmp = tempRoot(t)
+  const env = { ...process.env, TMPDIR: tmp }
   const script = `
     const m = require(${JSON.stringify(INDEX)});
     m.createTestMemory().memory.writeMemory('k', new Uint8Array(1), 'CACHE');
     const fs = require('fs'); const os = require('os');
     console.log(JSON.stringify(fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('rotifer-test-memory-' + process.pid + '-'))));
     process.kill(process.pid, 'SIGKILL');`
-  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' })
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env })
   assert.equal(r.signal, 'SIGKILL')
   const [dir] = JSON.parse(r.stdout)
-  assert.ok(fs.existsSync(path.join(os.tmpdir(), dir)), 'a killed process leaves its test memory behind')
-  const tm = memory.createTestMemory()
-  t.after(() => tm.dispose())
-  assert.ok(!fs.existsSync(path.join(os.tmpdir(), dir)), 'the next test memory removes it')
+  assert.ok(fs.existsSync(path.join(tmp, dir)), 'a killed process leaves its test memory behind')
+  const next = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(INDEX)}).createTestMemory().dispose()`], { encoding: 'utf8', env })
+  assert.equal(next.status, 0, next.stderr)
+  assert.deepEqual(fs.readdirSync(tmp), [], 'the next test memory removes it')
+})
+
+test('R-HOST-4 a folder still being set up is never swept; one abandoned an hour ago is', (t) => {
+  const tmp = tempRoot(t)
+  const env = { ...process.env, TMPDIR: tmp }
+  const staging = (name, hoursOld, lockFile) => {
+    const dir = path.join(tmp, name)
+    fs.mkdirSync(dir, { mode: 0o700 })
+    if (lockFile) fs.writeFileSync(path.join(dir, '.lock'), '')
+    const when = new Date(Date.now() - hoursOld * 3600e3)
+    fs.utimesSync(dir, when, when)
+    return name
+  }
+  // Folders under the staging name get their lock before their final name (a creator killed
+  // in between leaves one): a fresh one may be another process's, mid-setup.
+  const fresh = staging('rotifer-test-staging-1-fresh', 0, true)
+  const freshNoLock = staging('rotifer-test-staging-1-fresh-nolock', 0, false)
+  staging('rotifer-test-staging-1-old', 2, true)
+  staging('rotifer-test-staging-1-old-nolock', 2, false)
+  const r = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(INDEX)}).createTestMemory().dispose()`], { encoding: 'utf8', env })
+  assert.equal(r.status, 0, r.stderr)
+  assert.deepEqual(fs.readdirSync(tmp).sort(), [fresh, freshNoLock].sort())
 })
 
 test('R-HOST-1 a root reached through a symlink, or a temporary folder behind one, works', (t) => {
