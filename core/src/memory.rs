@@ -616,7 +616,8 @@ fn sweep_stale_test_memories(tmp: &std::path::Path) {
         if !meta.is_dir() || meta.uid() != unsafe { libc::geteuid() } {
             continue;
         }
-        if staging && !meta.modified().ok().and_then(|m| m.elapsed().ok()).is_some_and(|age| age > STALE_STAGING) {
+        let abandoned = || meta.modified().ok().and_then(|m| m.elapsed().ok()).is_some_and(|age| age > STALE_STAGING);
+        if staging && !abandoned() {
             continue;
         }
         if let Some(_unused) = lock_test_dir(&entry.path(), false) {
