@@ -88,3 +88,14 @@ test('R-HOST-1 a record with an invalid quota is reported, and no database is cr
   assert.match(r.stderr, /has an invalid memoryQuota or dataPolicy/)
   assert.equal(fs.existsSync(path.join(root, '.rotifer', 'memory', `${agent.id}.db`)), false)
 })
+
+test('R-HOST-1 a damaged database is not recreated: it is left as it is, and calls report it', (t) => {
+  const { root, agent } = setUp(t)
+  deleteDatabase(root, agent.id)
+  const db = path.join(root, '.rotifer', 'memory', `${agent.id}.db`)
+  fs.writeFileSync(db, 'not a database, but maybe the only copy of something', { mode: 0o600 })
+  const r = rotifer(root, 'agent', 'run', 'capped', '--input', steps([{ write: 'k', value: 'v' }]))
+  assert.deepEqual(json(r).results, [[{ error: 'MEMORY_STORAGE_ERROR' }]])
+  assert.doesNotMatch(r.stderr, /note:/)
+  assert.equal(fs.readFileSync(db, 'utf8'), 'not a database, but maybe the only copy of something')
+})

@@ -484,15 +484,18 @@ pub fn create_agent_memory(layout: &Layout, agent_id: &str, quota: u64, policy: 
 /// keeps its own (R-HOST-1: a host that keeps agent records recreates a deleted database with
 /// the record's limits, and never lifts them). Returns whether the database was missing: it
 /// now exists with these limits, unless another caller created it at the same moment.
+///
+/// Whatever is at the database's path is not opened here: a damaged database is reported by
+/// the calls that use it, as when this function is not called.
 pub fn ensure_agent_memory(layout: &Layout, agent_id: &str, quota: u64, policy: DataPolicy) -> Result<bool> {
     check_agent_id(agent_id)?;
-    let missing = match std::fs::symlink_metadata(layout.real()?.db_path(agent_id)) {
-        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
-        Ok(_) => false,
-    };
+    match std::fs::symlink_metadata(layout.real()?.db_path(agent_id)) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        _ => return Ok(false),
+    }
     AgentStore::open(layout, agent_id, IfMissing::CreateWith(quota, policy))?
         .ok_or_else(|| MemoryError::storage("memory could not be created"))?;
-    Ok(missing)
+    Ok(true)
 }
 
 /// Every live entry of the agent, by key, ignoring access policies. An agent whose memory was
