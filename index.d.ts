@@ -161,6 +161,15 @@ export declare class GeneMemoryAccess {
   deleteMemory(key: string): void
 }
 
+/**
+ * The second argument of a gene's `express(input, ctx)`:
+ * `export function express(input: In, ctx: GeneContext): Out`.
+ */
+export interface GeneContext {
+  /** This gene's view of its agent's memory (every call is denied when the gene runs alone). */
+  memory: GeneMemoryAccess
+}
+
 /** Creates (or reconfigures) an agent's memory with a quota (default 10 MB) and a data policy. */
 export declare function createAgentMemory(options: {
   agentId: string
