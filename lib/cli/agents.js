@@ -106,4 +106,4 @@ function findAgent(root, ref) {
   throw new CliError(`no agent named or with id ${JSON.stringify(ref)} in ${root}; create one with: rotifer agent create <name> --genes <gene…>`)
 }
 
-module.exports = { agentsDir, checkAgentName, writeAgent, readAgents, findAgent }
+module.exports = { agentsDir, ensurePrivateDir, checkAgentName, writeAgent, readAgents, findAgent }

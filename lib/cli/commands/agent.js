@@ -118,7 +118,8 @@ const run = {
         throw new CliError(`agent "${agent.name}": ${e.message}`)
       }
     })
-    const expresses = genes.map(loadExpress)
+    const expresses = []
+    for (const gene of genes) expresses.push(await loadExpress(gene))
 
     let value = input
     for (let i = 0; i < genes.length; i++) {

@@ -27,7 +27,7 @@ const run = {
   async run({ positionals, options, root, io }) {
     const gene = readGene(root, positionals.gene)
     const input = parseInput(options.input)
-    const express = loadExpress(gene)
+    const express = await loadExpress(gene)
     const standalone = new memory.GeneMemoryAccess({ agentId: null, geneId: gene.id, domain: gene.domain, root })
     const output = await expressGene(gene, express, input, standalone)
     io.out(JSON.stringify(output, null, 2))
