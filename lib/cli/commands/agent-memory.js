@@ -8,7 +8,7 @@ const memory = require('../../../index.js')
 const { UsageError } = require('../errors')
 const { findAgent } = require('../agents')
 const { geneNamesById } = require('../project')
-const { formatQuota, formatSize, printable, table, useColor, bold } = require('../format')
+const { formatQuota, formatSize, printable, table, truncate, useColor, bold } = require('../format')
 
 const list = {
   name: 'agent memory list',
@@ -61,8 +61,8 @@ function shortId(id) {
 /** The entries as a table: at most 100 columns (keys cut), unless `wide`. */
 function entryTable(entries, names, wide) {
   const creator = (id) => {
-    const shown = wide ? id : shortId(id)
-    return names.has(id) ? `${shown} (${names.get(id)})` : shown
+    if (!names.has(id)) return wide ? id : shortId(id)
+    return wide ? `${id} (${names.get(id)})` : `${shortId(id)} (${truncate(names.get(id), 24)})`
   }
   const rows = entries.map((e) => [
     e.key,
