@@ -36,12 +36,12 @@ function formatQuota(n, { exact = true } = {}) {
   return exact ? `${units} (${bytes})` : units
 }
 
-/** A size for reading at a glance: `17 B`, `1.2 KB`, `35 MB` (1 KB = 1024 bytes). */
+/** A size for reading at a glance: `17 B`, `1.2 KB`, `35 MB`, `1024 GB` (1 KB = 1024 bytes). */
 function formatSize(n) {
   if (n < 1024) return `${n} B`
   let value = n
   let unit = 'B'
-  for (const u of ['KB', 'MB', 'GB', 'TB']) {
+  for (const u of ['KB', 'MB', 'GB']) {
     if (value < 1024) break
     value /= 1024
     unit = u

@@ -49,6 +49,9 @@ function isGeneSource(filename) {
 /** Hooks for this thread; the transpile cache is that of the first project loaded from. */
 function install(root) {
   if (installed) return
+  if (typeof Module.register !== 'function') {
+    throw new CliError(`genes need Node.js 20.6 or later (module hooks); this is ${process.version}`)
+  }
   installed = true
   cacheDir = cacheDirOf(root)
   process.setSourceMapsEnabled(true)
