@@ -11,11 +11,9 @@
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import fs from 'node:fs'
-import vm from 'node:vm'
-import Module from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { transpile } = require('./transpile.js')
+const { transpile, parsesAsCommonJs } = require('./transpile.js')
 
 const MEMORY_REQUEST = '@rotifer/playground/memory'
 let memoryUrl = null
@@ -55,16 +53,6 @@ export async function resolve(specifier, context, next) {
         // try the next form
       }
     }
-    throw e
-  }
-}
-
-function parsesAsCommonJs(source, filename) {
-  try {
-    new vm.Script(Module.wrap(source.replace(/^#!.*/, '')), { filename })
-    return true
-  } catch (e) {
-    if (e instanceof SyntaxError) return false
     throw e
   }
 }

@@ -16,11 +16,10 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const vm = require('node:vm')
 const Module = require('node:module')
 const { pathToFileURL, fileURLToPath } = require('node:url')
 const { CliError, describeError } = require('./errors')
-const { transpile, cacheDirOf, displayPath } = require('./transpile')
+const { transpile, parsesAsCommonJs, cacheDirOf, displayPath } = require('./transpile')
 
 const MEMORY_MODULE = require.resolve('../../index.js')
 const MEMORY_ESM = pathToFileURL(require.resolve('../../index.mjs')).href
@@ -29,16 +28,6 @@ const MEMORY_REQUEST = '@rotifer/playground/memory'
 const genesDirs = new Set()
 let installed = false
 let cacheDir = null
-
-function parsesAsCommonJs(source, filename) {
-  try {
-    new vm.Script(Module.wrap(source.replace(/^#!.*/, '')), { filename })
-    return true
-  } catch (e) {
-    if (e instanceof SyntaxError) return false
-    throw e
-  }
-}
 
 function isGeneSource(filename) {
   if (filename.split(path.sep).includes('node_modules')) return false

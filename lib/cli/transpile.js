@@ -13,6 +13,8 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { createHash } = require('node:crypto')
+const vm = require('node:vm')
+const Module = require('node:module')
 
 /** Bump when the compiler options below change: old entries then stop matching. */
 const FORMAT = 1
@@ -122,9 +124,20 @@ function transpile(source, filename, format, cacheDir) {
   return text
 }
 
+/** True when `source` compiles as CommonJS: false for `import`/`export` (ES module syntax). */
+function parsesAsCommonJs(source, filename) {
+  try {
+    new vm.Script(Module.wrap(source.replace(/^#!.*/, '')), { filename })
+    return true
+  } catch (e) {
+    if (e instanceof SyntaxError) return false
+    throw e
+  }
+}
+
 /** The cache folder of the project at `root`. */
 function cacheDirOf(root) {
   return path.join(root, '.rotifer', 'cache', 'ts')
 }
 
-module.exports = { transpile, cacheDirOf, displayPath }
+module.exports = { transpile, parsesAsCommonJs, cacheDirOf, displayPath }
