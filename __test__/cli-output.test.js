@@ -62,7 +62,9 @@ test('CJK and emoji keys keep the columns aligned on a terminal', (t) => {
   assert.equal(displayWidth('emoji/👍🏽'), 8)
 })
 
-test('colour only on a terminal, never with NO_COLOR, never in a pipe', (t) => {
+const HAS_SCRIPT = spawnSync('script', ['--version']).status === 0
+
+test('colour only on a terminal, never with NO_COLOR, never in a pipe', { skip: !HAS_SCRIPT && 'needs script(1) from util-linux for a terminal' }, (t) => {
   const root = agentWith(t, ['k'])
   const piped = rotifer(root, 'agent', 'memory', 'list', 'a')
   assert.ok(!piped.stdout.includes('\u001b['), 'no escape codes in a pipe')
@@ -73,6 +75,11 @@ test('colour only on a terminal, never with NO_COLOR, never in a pipe', (t) => {
   assert.equal(noColor.status, 0)
   assert.match(noColor.stdout, /KEY/)
   assert.ok(!noColor.stdout.includes('\u001b['), 'NO_COLOR: no escape codes')
+  // A terminal narrower than 100 columns cuts keys further (down to 12 columns).
+  const wideKey = agentWith(t, ['k'.repeat(40)])
+  const narrowLong = spawnSync('script', ['-qec', `stty cols 60; '${process.execPath}' '${BIN}' agent memory list a`, '/dev/null'], { cwd: wideKey, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } })
+  assert.equal(narrowLong.status, 0)
+  assert.match(narrowLong.stdout, new RegExp(`\\n${'k'.repeat(11)}… +CACHE`))
   const err = onTerminal(root, { NO_COLOR: '1' }, 'agent', 'run', 'nobody', '--input', '{}')
   assert.match(err.stdout, /^error: no agent named/m)
 })

@@ -74,14 +74,16 @@ function entryTable(entries, names, wide) {
   const color = useColor(process.stdout)
   return table(['KEY', 'CATEGORY', 'SIZE', 'CREATED BY', wide ? 'UPDATED' : 'UPDATED (UTC)'], rows, {
     right: [2],
-    maxWidth: wide ? Infinity : LIST_WIDTH,
+    maxWidth: wide ? Infinity : listWidth(process.stdout),
     shrink: 0,
     style: (line, n) => (n === 0 && color ? bold(line) : line),
   })
 }
 
-/** Lines of `agent memory list` stay within this many columns by default. */
-const LIST_WIDTH = 100
+/** Lines of `agent memory list` stay within 100 columns, or the terminal's width if narrower. */
+function listWidth(stream) {
+  return stream.isTTY && stream.columns > 0 ? Math.min(100, stream.columns) : 100
+}
 
 const del = {
   name: 'agent memory delete',
