@@ -107,6 +107,7 @@ export type MemoryErrorCode =
  *   binding is unavailable. Memory never falls back to another store.
  */
 export declare class MemoryError extends Error {
+  /** @throws TypeError if `code` is not one of the five codes. */
   constructor(code: MemoryErrorCode, message: string, options?: { cause?: unknown })
   readonly name: 'MemoryError'
   readonly code: MemoryErrorCode
@@ -212,12 +213,14 @@ export declare function deleteAgentMemory(options: {
 export interface TestMemory {
   /** The memory of the test gene (`geneId`, default `TEST_GENE_ID`). */
   memory: GeneMemoryAccess
-  /** The same memory as another gene sees it. */
+  /** The same memory as another gene sees it; `geneId` must be a v2 id (else `MEMORY_INVALID_INPUT`). */
   forGene(geneId: string, domain?: string): GeneMemoryAccess
+  /** Deletes the memory; every later call on its handles throws `MEMORY_STORAGE_ERROR` saying so. */
   dispose(): void
 }
 
 export declare function createTestMemory(options?: {
+  /** A v2 id (`rotifer gene id <gene>` prints a gene's); anything else is `MEMORY_INVALID_INPUT`. Default `TEST_GENE_ID`. */
   geneId?: string
   domain?: string
   quota?: string | number
