@@ -24,6 +24,8 @@ export declare class NativeTestMemory {
   constructor(options: JsAny)
   /** The temporary project root that holds this memory. */
   get root(): string
+  /** Refuses a `forGene` id that is not a v2 id (see `check_test_gene_id`). */
+  checkGeneId(geneId: JsAny): void
   get agentId(): string
   dispose(): void
 }

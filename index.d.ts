@@ -107,6 +107,7 @@ export type MemoryErrorCode =
  *   binding is unavailable. Memory never falls back to another store.
  */
 export declare class MemoryError extends Error {
+  /** @throws TypeError if `code` is not one of the five codes. */
   constructor(code: MemoryErrorCode, message: string, options?: { cause?: unknown })
   readonly name: 'MemoryError'
   readonly code: MemoryErrorCode
@@ -159,6 +160,15 @@ export declare class GeneMemoryAccess {
 
   /** Deletes the entry; throws `MEMORY_NOT_FOUND` if there is none. */
   deleteMemory(key: string): void
+}
+
+/**
+ * The second argument of a gene's `express(input, ctx)`:
+ * `export function express(input: In, ctx: GeneContext): Out`.
+ */
+export interface GeneContext {
+  /** This gene's view of its agent's memory (every call is denied when the gene runs alone). */
+  memory: GeneMemoryAccess
 }
 
 /** Creates (or reconfigures) an agent's memory with a quota (default 10 MB) and a data policy. */
@@ -218,12 +228,14 @@ export declare function deleteAgentMemory(options: {
 export interface TestMemory {
   /** The memory of the test gene (`geneId`, default `TEST_GENE_ID`). */
   memory: GeneMemoryAccess
-  /** The same memory as another gene sees it. */
+  /** The same memory as another gene sees it; `geneId` must be a v2 id (else `MEMORY_INVALID_INPUT`). */
   forGene(geneId: string, domain?: string): GeneMemoryAccess
+  /** Deletes the memory; every later call on its handles throws `MEMORY_STORAGE_ERROR` saying so. */
   dispose(): void
 }
 
 export declare function createTestMemory(options?: {
+  /** A v2 id (`rotifer gene id <gene>` prints a gene's); anything else is `MEMORY_INVALID_INPUT`. Default `TEST_GENE_ID`. */
   geneId?: string
   domain?: string
   quota?: string | number

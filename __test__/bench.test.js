@@ -23,6 +23,7 @@ const EXPECTED_ROWS = [
   'growth-update',
   'growth-query',
   'memory-query',
+  'gene-start',
 ]
 
 test('bench/run.js --quick prints every row with a ratio and a verdict and writes valid JSON', { timeout: 180_000 }, () => {

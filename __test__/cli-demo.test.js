@@ -24,7 +24,7 @@ test('examples/demo.js runs the whole story and exits 0', () => {
   assert.doesNotMatch(runs[1].split('\n')[0], /indent/)
   assert.match(runs[1], /\n {4}"indent": 4\n/)
   assert.match(out, /used indent 4, remembered from the first run/)
-  assert.match(out, /\$ rotifer agent memory list demo-agent\n.*1 entry.*\n\n {2}KEY .*\n {2}formatter\/indent +PREFERENCE +17 +v2:[0-9a-f]{64} \(formatter\)/)
+  assert.match(out, /\$ rotifer agent memory list demo-agent\n.*1 entry.*\n\n {2}KEY .*\n {2}formatter\/indent +PREFERENCE +17 B +v2:[0-9a-f]{8}… \(formatter\)/)
   // The temporary project is removed at the end.
   const project = /A fresh project at (\S+), with/.exec(out)[1]
   assert.equal(fs.existsSync(project), false)

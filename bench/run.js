@@ -8,7 +8,7 @@
 // One process runs ours and the baseline in alternating rounds after a warm-up, prints a table
 // with every target, its ratio and whether it is met, and writes the results as JSON
 // (bench/results.json; bench/results-quick.json with --quick). Sections: main, evict, open,
-// growth, memory. Exits 0 whether targets are met or not; non-zero only if the benchmark itself
+// growth, memory, gene (bench/gene-start.js). Exits 0 whether targets are met or not; non-zero only if the benchmark itself
 // failed.
 
 const fs = require('node:fs')
@@ -19,6 +19,7 @@ const memory = require('../index.js')
 const { settle, startTimer, useClock, median, interleave, alternate, merge, growth, picks } = require('./measure')
 const S = require('./stores')
 const R = require('./rows')
+const { geneSection } = require('./gene-start')
 
 const MiB = 1024 * 1024
 const BIG_QUOTA = 1024 * MiB
@@ -50,7 +51,7 @@ const QUICK = {
   memory: { runs: 1, entries: 64, valueBytes: 65_000 },
 }
 
-const SECTIONS = ['main', 'evict', 'open', 'growth', 'memory']
+const SECTIONS = ['main', 'evict', 'open', 'growth', 'memory', 'gene']
 
 function parseArgs(argv) {
   const o = { quick: false, out: null, only: SECTIONS, clock: 'wall' }
@@ -61,7 +62,7 @@ function parseArgs(argv) {
     else if (a === '--only') o.only = argv[++i].split(',')
     else if (a === '--clock') o.clock = argv[++i]
     else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: node bench/run.js [--quick] [--out FILE] [--only main,evict,open,growth,memory] [--clock wall|cpu]\n')
+      process.stdout.write('usage: node bench/run.js [--quick] [--out FILE] [--only main,evict,open,growth,memory,gene] [--clock wall|cpu]\n')
       process.exit(0)
     } else {
       throw new Error(`unknown argument ${a}; see --help`)
@@ -504,6 +505,7 @@ async function main() {
     if (opts.only.includes('open')) await openSection(cfg, tmp, out)
     if (opts.only.includes('growth')) await growthSection(cfg, tmp, out)
     if (opts.only.includes('memory')) await memorySection(cfg, tmp, out)
+    if (opts.only.includes('gene')) geneSection(cfg, tmp, out, progress)
   } finally {
     cleanup()
   }

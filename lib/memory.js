@@ -32,6 +32,10 @@ function makeEntry(
   }
 }
 
+function disposedError() {
+  return new MemoryError('MEMORY_STORAGE_ERROR', 'this test memory was disposed (its files are deleted); create a new one with createTestMemory()')
+}
+
 function unavailable() {
   return new MemoryError('MEMORY_STORAGE_ERROR', 'native binding unavailable')
 }
@@ -115,6 +119,25 @@ function create(native) {
     }
   }
 
+  /** A handle of a test memory: once the memory is disposed, every call says so. */
+  class TestGeneMemoryAccess extends GeneMemoryAccess {
+    #isDisposed
+
+    constructor(options, isDisposed) {
+      super(options)
+      this.#isDisposed = isDisposed
+    }
+
+    #check() {
+      if (this.#isDisposed()) throw disposedError()
+    }
+
+    readMemory(...args) { this.#check(); return super.readMemory(...args) }
+    writeMemory(...args) { this.#check(); return super.writeMemory(...args) }
+    queryMemory(...args) { this.#check(); return super.queryMemory(...args) }
+    deleteMemory(...args) { this.#check(); return super.deleteMemory(...args) }
+  }
+
   function call(fn) {
     try {
       return fn()
@@ -146,8 +169,12 @@ function create(native) {
         })
       }
       openTestMemories.add(store)
-      const forGene = (geneId, domain) =>
-        new GeneMemoryAccess({ agentId: store.agentId, root: store.root, geneId, domain, now })
+      let disposed = false
+      const forGene = (geneId, domain) => {
+        if (disposed) throw disposedError()
+        call(() => store.checkGeneId(geneId))
+        return new TestGeneMemoryAccess({ agentId: store.agentId, root: store.root, geneId, domain, now }, () => disposed)
+      }
       let memory
       try {
         memory = forGene(opts.geneId === undefined ? TEST_GENE_ID : opts.geneId, opts.domain)
@@ -160,6 +187,7 @@ function create(native) {
         memory,
         forGene,
         dispose() {
+          disposed = true
           openTestMemories.delete(store)
           store.dispose()
         },

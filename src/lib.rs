@@ -12,7 +12,7 @@ use convert::{Builder, JsAny, JsOut};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use rotifer_memory_core::memory::AgentOptions;
-use rotifer_memory_core::model::{parse_data_policy, parse_optional_category, parse_quota_arg};
+use rotifer_memory_core::model::{check_test_gene_id, parse_data_policy, parse_optional_category, parse_quota_arg};
 use rotifer_memory_core::{time, Arg, GeneMemory, GeneOptions, MemoryError, TestMemory};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -197,6 +197,7 @@ impl NativeTestMemory {
             let get = |n: &str| fields.iter().find(|f| f.0 == n).map(|f| f.1);
             let quota = parse_quota_arg(get("quota"))?;
             let policy = parse_data_policy(get("dataPolicy").unwrap_or(&Arg::Undefined))?;
+            check_test_gene_id(get("geneId").unwrap_or(&Arg::Undefined))?;
             Ok(NativeTestMemory { inner: TestMemory::create(quota, policy)? })
         })
     }
@@ -205,6 +206,12 @@ impl NativeTestMemory {
     #[napi(getter)]
     pub fn root(&self) -> String {
         self.inner.root().to_string_lossy().into_owned()
+    }
+
+    /// Refuses a `forGene` id that is not a v2 id (see `check_test_gene_id`).
+    #[napi]
+    pub fn check_gene_id(&self, gene_id: JsAny) -> Result<(), String> {
+        guard(|| check_test_gene_id(&gene_id.to_arg()?))
     }
 
     #[napi(getter)]

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 const NO_AGENT: &str = "memory works only inside an agent: this gene runs on its own (no agentId), so every memory call is denied. Run it with `rotifer agent run`, or use `rotifer test` / createTestMemory() to try it";
-const NO_GENE_ID: &str = "this gene has no valid v2 id (v2: followed by 64 lower-case hex digits), so every memory call is denied; give GeneMemoryOptions.geneId the id that `rotifer compile` prints as Gene ID (v2)";
+const NO_GENE_ID: &str = "this gene has no valid v2 id (v2: followed by 64 lower-case hex digits), so every memory call is denied; give GeneMemoryOptions.geneId the id that `rotifer gene id <gene>` prints";
 
 /// What a `GeneMemoryAccess` is opened with (§12), validated.
 #[derive(Debug, Clone, Default)]
@@ -392,10 +392,10 @@ fn make_room(tx: &mut Tx<'_, '_>, gene: &Gene, key: &str, need: u64, subject: Su
     let facts = QuotaFacts { quota: tx.agent.quota, used: tx.agent.used, evictable: freed, needed: need };
     tx.batch.record(Action::QuotaReject, Actor::Gene(&gene.id), subject, Some(facts));
     Err(MemoryError::quota(format!(
-        "writing {:?} ({} bytes) needs {need} more bytes than the quota of {} allows, and evicting every CACHE, PATTERN and CONTEXT entry would free only {freed}; nothing was written or evicted. Delete entries (PREFERENCE entries are never evicted) or raise the quota",
+        "writing {:?} ({} bytes) needs {need} more bytes than the quota of {} allows, and evicting every CACHE, PATTERN and CONTEXT entry would free only {freed} bytes; nothing was written or evicted. Delete entries (PREFERENCE entries are never evicted) or raise the quota",
         key,
         subject.size.unwrap_or(0),
-        tx.agent.quota
+        crate::quota::describe_quota(tx.agent.quota)
     )))
 }
 

@@ -467,6 +467,19 @@ pub fn is_valid_gene_id(id: &str) -> bool {
     b.len() == 67 && b.starts_with(b"v2:") && b[3..].iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
 }
 
+/// The gene id of a test memory (`createTestMemory({ geneId })`, `forGene`): a wrong id is the
+/// test author's mistake, refused at once rather than a memory whose every call is denied.
+pub fn check_test_gene_id(id: &Arg) -> Result<()> {
+    match id {
+        Arg::Undefined => Ok(()),
+        Arg::Str(s) if is_valid_gene_id(s) => Ok(()),
+        Arg::Str(s) => Err(MemoryError::invalid(format!(
+            "geneId {s:?} is not a v2 gene id (v2: followed by 64 lower-case hex digits); omit it to use TEST_GENE_ID, or give the id that `rotifer gene id <gene>` prints"
+        ))),
+        other => Err(MemoryError::invalid(format!("geneId must be a v2 gene id string, not {}", other.kind()))),
+    }
+}
+
 /// R-ACC-6: `^[a-z0-9]+(\.[a-z0-9]+)*$`.
 pub fn check_domain(domain: &str) -> Result<()> {
     let ok = !domain.is_empty()

@@ -8,6 +8,8 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { CliError } = require('./errors')
 const memory = require('../../index.js')
+const { didYouMean } = require('./suggest')
+const { projectNote } = require('./project')
 
 /** Agent names follow the memory API's agent id rule, so a name is always safe to print. */
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
@@ -104,7 +106,10 @@ function findAgent(root, ref) {
   if (named.length > 1) {
     throw new CliError(`agent name "${ref}" is ambiguous: ${named.length} agents have it (ids ${named.map((a) => a.id).join(', ')}); name the agent by its id`)
   }
-  throw new CliError(`no agent named or with id ${JSON.stringify(ref)} in ${root}; create one with: rotifer agent create <name> --genes <gene…>`)
+  const suggestion = didYouMean(ref, agents.map((a) => a.name))
+  const note = projectNote(root)
+  const hint = suggestion || note ? '' : '; create one with: rotifer agent create <name> --genes <gene…>'
+  throw new CliError(`no agent named or with id ${JSON.stringify(ref)} in ${root}${suggestion}${hint}${note}`)
 }
 
 /**
@@ -127,4 +132,4 @@ function ensureAgentMemory(root, agent, io) {
   }
 }
 
-module.exports = { agentsDir, checkAgentName, writeAgent, readAgents, findAgent, ensureAgentMemory }
+module.exports = { agentsDir, ensurePrivateDir, checkAgentName, writeAgent, readAgents, findAgent, ensureAgentMemory }

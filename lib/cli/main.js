@@ -5,9 +5,11 @@
 
 const { parseArgs, wantsHelp } = require('./args')
 const { CliError, UsageError, describeError, oneLine } = require('./errors')
-const { findProjectRoot } = require('./project')
+const { findProjectRoot, checkProjectFile } = require('./project')
+const { didYouMean } = require('./suggest')
 const agent = require('./commands/agent')
 const agentMemory = require('./commands/agent-memory')
+const gene = require('./commands/gene')
 const { run } = require('./commands/run')
 const { test } = require('./commands/test')
 
@@ -28,6 +30,11 @@ const tree = {
           commands: { list: agentMemory.list, delete: agentMemory.delete },
         },
       },
+    },
+    gene: {
+      name: 'gene',
+      summary: "list the project's genes and show their v2 ids",
+      commands: { list: gene.list, id: gene.id },
     },
     run,
     test,
@@ -107,11 +114,12 @@ async function main(argv, io) {
         const names = Object.keys(node.commands)
         throw new UsageError(`missing command: ${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`, node.name || null)
       }
-      const what = rest[0].startsWith('-') ? `option ${rest[0]}` : `command "${rest[0]}"`
+      const what = rest[0].startsWith('-') ? `option ${rest[0]}` : `command "${rest[0]}"${didYouMean(rest[0], Object.keys(node.commands))}`
       throw new UsageError(`unknown ${what}`, node.name || null)
     }
     const args = parseArgs(rest, node)
     const root = findProjectRoot(process.cwd())
+    checkProjectFile(root)
     return await node.run({ ...args, root, io })
   } catch (e) {
     io.err(`error: ${oneLine(messageOf(e))}`)

@@ -10,6 +10,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { createHash } = require('node:crypto')
 const { CliError } = require('./errors')
+const { didYouMean } = require('./suggest')
 
 /** Gene names are folder names: no separators, no `..`, nothing a shell would mangle. */
 const GENE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
@@ -25,6 +26,40 @@ function findProjectRoot(cwd = process.cwd()) {
     if (parent === dir) return path.resolve(cwd)
     dir = parent
   }
+}
+
+/**
+ * Checks the project file `<root>/rotifer.json`, if there is one: it must hold a JSON object.
+ * Returns its path, or null when the root has none (no project was found).
+ */
+function checkProjectFile(root) {
+  const file = path.join(root, 'rotifer.json')
+  let text
+  try {
+    text = fs.readFileSync(file, 'utf8')
+  } catch (e) {
+    if (e.code === 'ENOENT') return null
+    throw new CliError(`cannot read the project file ${file} (${e.code || e.message})`)
+  }
+  let value
+  try {
+    value = JSON.parse(text)
+  } catch (e) {
+    throw new CliError(`the project file ${file} is not valid JSON (${e.message}); write a JSON object, such as {}`)
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new CliError(`the project file ${file} must hold a JSON object, such as {}`)
+  }
+  return file
+}
+
+/**
+ * Where the project root came from, for messages about a missing agent or gene: empty when
+ * `root` holds rotifer.json, else that none was found from `root` up to the filesystem root.
+ */
+function projectNote(root) {
+  if (isFile(path.join(root, 'rotifer.json'))) return ''
+  return ` (no rotifer.json was found in ${root} or any folder above it, so the current folder is the project root; run the command inside your project)`
 }
 
 function isFile(p) {
@@ -79,7 +114,9 @@ function readGene(root, name) {
   }
   const dir = path.join(root, 'genes', name)
   const rel = (f) => path.join('genes', name, f)
-  if (!isDirectory(dir)) throw new CliError(`gene "${name}" not found: there is no folder ${rel('')} in ${root}`)
+  if (!isDirectory(dir)) {
+    throw new CliError(`gene "${name}" not found: there is no folder ${rel('')} in ${root}${didYouMean(name, geneFolders(root))}${projectNote(root)}`)
+  }
   const phenotypeFile = path.join(dir, 'phenotype.json')
   let text
   try {
@@ -114,6 +151,15 @@ function isDirectory(p) {
   }
 }
 
+/** The names of the folders under `<root>/genes/`, sorted: the project's genes, readable or not. */
+function geneFolders(root) {
+  try {
+    return fs.readdirSync(path.join(root, 'genes'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()
+  } catch {
+    return []
+  }
+}
+
 /**
  * v2 id → gene name for every readable gene of the project, to name the creators of memory
  * entries. Genes that do not read cleanly are skipped: this only decorates output.
@@ -137,4 +183,4 @@ function geneNamesById(root) {
   return names
 }
 
-module.exports = { findProjectRoot, canonicalJson, geneV2Id, readGene, geneNamesById, GENE_NAME }
+module.exports = { findProjectRoot, checkProjectFile, projectNote, canonicalJson, geneV2Id, readGene, geneFolders, geneNamesById, GENE_NAME }

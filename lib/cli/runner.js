@@ -2,7 +2,8 @@
 // Calls a gene's `express(input, ctx)`. Shared by `rotifer run`, `rotifer agent run` and
 // `rotifer test`, so that every way of running a gene behaves the same.
 
-const { CliError, GeneFailure } = require('./errors')
+const { GeneFailure } = require('./errors')
+const { parseInput } = require('./input')
 const { locate } = require('./gene-loader')
 
 /**
@@ -42,15 +43,6 @@ async function expressGene(gene, express, input, memory) {
     throw new GeneFailure(gene, new Error('express returned no output; it must return a JSON value'))
   }
   return JSON.parse(json)
-}
-
-/** Parses `--input`: the message says what is wrong with the JSON. */
-function parseInput(text) {
-  try {
-    return JSON.parse(text)
-  } catch (e) {
-    throw new CliError(`--input is not valid JSON (${e.message}); quote it for the shell, e.g. --input '{"code":"x"}'`)
-  }
 }
 
 module.exports = { expressGene, parseInput }

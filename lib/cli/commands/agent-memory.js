@@ -8,21 +8,23 @@ const memory = require('../../../index.js')
 const { UsageError } = require('../errors')
 const { findAgent, ensureAgentMemory } = require('../agents')
 const { geneNamesById } = require('../project')
-const { formatBytes, printable, table } = require('../format')
+const { formatQuota, formatSize, printable, table, truncate, useColor, bold } = require('../format')
 
 const list = {
   name: 'agent memory list',
   summary: "list an agent's memory entries (never their values)",
-  usage: 'rotifer agent memory list <agent> [--category <C>] [--json]',
+  usage: 'rotifer agent memory list <agent> [--category <C>] [--wide] [--json]',
   description: [
     "Lists the agent's live memory entries by key: key, category, size (UTF-8 bytes of key and",
     'value), the v2 id of the gene that created it (with its name when that gene is in genes/),',
-    'and when it was last updated. Values are never shown. <agent> is the agent\'s name or id.',
+    'and when it was last updated (UTC). Values are never shown. <agent> is the agent\'s name or id.',
+    'Lines fit in 100 columns: long keys and gene ids are shortened with "…" (--wide: in full).',
   ],
   positionals: ['agent'],
   options: {
     category: { type: 'string', value: '<C>', help: 'only entries of this category: PREFERENCE, PATTERN, CONTEXT or CACHE' },
-    json: { type: 'boolean', help: 'print a JSON array of { key, category, size, createdBy, createdByGene, updatedAt }' },
+    wide: { type: 'boolean', help: 'full keys, gene ids and times, however wide the lines get' },
+    json: { type: 'boolean', help: 'print a JSON array of { key, category, size, createdBy, createdByGene, updatedAt } (exact bytes, full ids)' },
   },
   examples: ['rotifer agent memory list my-agent', 'rotifer agent memory list my-agent --category CACHE --json'],
 
@@ -38,20 +40,50 @@ const list = {
     }
     const total = entries.reduce((sum, e) => sum + e.size, 0)
     const scope = options.category ? ` in ${options.category}` : ''
-    const quota = typeof agent.memoryQuota === 'number' ? ` of ${formatBytes(agent.memoryQuota)} quota` : ''
-    io.out(`Agent "${agent.name}" (${agent.id}): ${count(entries.length)}${scope}, ${total} bytes${quota}`)
+    const quota = typeof agent.memoryQuota === 'number' ? ` of ${formatQuota(agent.memoryQuota, { exact: false })} quota` : ''
+    io.out(`Agent "${agent.name}" (${agent.id}): ${count(entries.length)}${scope}, ${formatBytesExact(total)}${quota}`)
     if (entries.length === 0) return 0
     io.out('')
-    const rows = entries.map((e) => [
-      e.key,
-      e.category,
-      String(e.size),
-      names.has(e.createdBy) ? `${e.createdBy} (${names.get(e.createdBy)})` : e.createdBy,
-      e.updatedAt,
-    ])
-    io.out(table(['KEY', 'CATEGORY', 'SIZE', 'CREATED BY', 'UPDATED'], rows))
+    io.out(entryTable(entries, names, options.wide === true))
     return 0
   },
+}
+
+/** `17 bytes`, or `1.2 KB (1229 bytes)`: exact, and readable at a glance. */
+function formatBytesExact(n) {
+  return n < 1024 ? `${n} ${n === 1 ? 'byte' : 'bytes'}` : `${formatSize(n)} (${n} bytes)`
+}
+
+/** `v2:1a2b3c4d…`: enough of a v2 id to tell genes apart at a glance. */
+function shortId(id) {
+  return /^v2:[0-9a-f]{64}$/.test(id) ? `${id.slice(0, 11)}…` : id
+}
+
+/** The entries as a table: at most 100 columns (keys cut), unless `wide`. */
+function entryTable(entries, names, wide) {
+  const creator = (id) => {
+    if (!names.has(id)) return wide ? id : shortId(id)
+    return wide ? `${id} (${names.get(id)})` : `${shortId(id)} (${truncate(names.get(id), 24)})`
+  }
+  const rows = entries.map((e) => [
+    e.key,
+    e.category,
+    formatSize(e.size),
+    creator(e.createdBy),
+    wide ? e.updatedAt : e.updatedAt.slice(0, 19).replace('T', ' '),
+  ])
+  const color = useColor(process.stdout)
+  return table(['KEY', 'CATEGORY', 'SIZE', 'CREATED BY', wide ? 'UPDATED' : 'UPDATED (UTC)'], rows, {
+    right: [2],
+    maxWidth: wide ? Infinity : listWidth(process.stdout),
+    shrink: 0,
+    style: (line, n) => (n === 0 && color ? bold(line) : line),
+  })
+}
+
+/** Lines of `agent memory list` stay within 100 columns, or the terminal's width if narrower. */
+function listWidth(stream) {
+  return stream.isTTY && stream.columns > 0 ? Math.min(100, stream.columns) : 100
 }
 
 const del = {

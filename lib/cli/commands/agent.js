@@ -8,7 +8,7 @@ const { readGene } = require('../project')
 const { checkAgentName, writeAgent, readAgents, findAgent, ensureAgentMemory } = require('../agents')
 const { loadExpress } = require('../gene-loader')
 const { expressGene, parseInput } = require('../runner')
-const { formatBytes } = require('../format')
+const { formatQuota } = require('../format')
 
 /** R-QUO-1: the quota of an agent created without --memory-quota. */
 const DEFAULT_QUOTA = 10 * 1024 * 1024
@@ -45,7 +45,7 @@ const create = {
   positionals: ['name'],
   options: {
     genes: { type: 'list', required: true, value: '<gene…>', help: 'genes of genes/<gene>/, run in this order (space- or comma-separated)' },
-    'memory-quota': { type: 'string', value: '<size>', help: 'memory quota: a number and KB, MB or GB (1 KB = 1024 bytes), e.g. 512KB, 50MB, 1.5GB; more than 0, at most 1 TB. Default 10MB' },
+    'memory-quota': { type: 'string', value: '<size>', help: 'memory quota: a number and KB, MB or GB (1 KB = 1024 bytes), e.g. 512KB, 50MB, 1.5GB; more than 0, at most 1024GB. Default 10MB' },
     'allow-anonymization': { type: 'boolean', help: 'the data policy supports anonymization: entries may be written with sharePolicy ANONYMIZED_SHARE or KNOWLEDGE_GENE' },
     'max-retention-days': { type: 'string', value: '<N>', help: 'the data policy keeps entries at most N days (1 to 2147483647); default: no limit' },
   },
@@ -81,7 +81,7 @@ const create = {
     io.out(`Created agent "${name}"`)
     io.out(`  id            ${id}`)
     io.out(`  genome (Seq)  ${genes.map((g) => `${g.name} ${g.id}`).join('\n                ')}`)
-    io.out(`  memory quota  ${formatBytes(quota)} (${quota} bytes)`)
+    io.out(`  memory quota  ${formatQuota(quota)}`)
     io.out(`  data policy   anonymization ${dataPolicy.anonymizationSupported ? 'supported' : 'not supported'}, ` +
       (dataPolicy.maxRetentionDays === null ? 'no retention limit' : `entries kept at most ${dataPolicy.maxRetentionDays} days`))
     return 0
@@ -100,13 +100,13 @@ const run = {
   ],
   positionals: ['agent'],
   options: {
-    input: { type: 'string', required: true, value: '<json>', help: 'the input of the first gene, as JSON' },
+    input: { type: 'string', required: true, value: '<json>', help: 'the input of the first gene: JSON, @file to read it from a file, or - to read stdin' },
   },
   examples: [`rotifer agent run my-agent --input '{"code":"a {\\n  b\\n}","indent":4}'`],
 
   async run({ positionals, options, root, io }) {
+    const input = parseInput(options.input, 'agent run')
     const agent = findAgent(root, positionals.agent)
-    const input = parseInput(options.input)
     if (agent.composition !== undefined && agent.composition !== 'Seq') {
       throw new CliError(`agent "${agent.name}" has composition ${JSON.stringify(agent.composition)}; this version runs Seq only`)
     }
@@ -118,7 +118,8 @@ const run = {
         throw new CliError(`agent "${agent.name}": ${e.message}`)
       }
     })
-    const expresses = genes.map(loadExpress)
+    const expresses = []
+    for (const gene of genes) expresses.push(await loadExpress(gene))
     ensureAgentMemory(root, agent, io)
 
     let value = input

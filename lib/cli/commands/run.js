@@ -20,14 +20,14 @@ const run = {
   ],
   positionals: ['gene'],
   options: {
-    input: { type: 'string', required: true, value: '<json>', help: 'the input of the gene, as JSON' },
+    input: { type: 'string', required: true, value: '<json>', help: 'the input of the gene: JSON, @file to read it from a file, or - to read stdin' },
   },
   examples: [`rotifer run formatter --input '{"code":"a","indent":2}'`],
 
   async run({ positionals, options, root, io }) {
+    const input = parseInput(options.input, 'run')
     const gene = readGene(root, positionals.gene)
-    const input = parseInput(options.input)
-    const express = loadExpress(gene)
+    const express = await loadExpress(gene)
     const standalone = new memory.GeneMemoryAccess({ agentId: null, geneId: gene.id, domain: gene.domain, root })
     const output = await expressGene(gene, express, input, standalone)
     io.out(JSON.stringify(output, null, 2))

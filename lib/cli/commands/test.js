@@ -56,7 +56,7 @@ const test = {
   async run({ positionals, root, io }) {
     const gene = readGene(root, positionals.gene)
     const cases = readSuite(gene)
-    const express = loadExpress(gene)
+    const express = await loadExpress(gene)
 
     io.out(`Testing gene "${gene.name}" (${gene.id}): ${cases.length} case${cases.length === 1 ? '' : 's'}, one shared test memory`)
     const testMemory = memory.createTestMemory({ geneId: gene.id, domain: gene.domain })
