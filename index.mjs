@@ -14,6 +14,7 @@ export const {
   createMemoryImports,
   createTestMemory,
   deleteAgentMemory,
+  ensureAgentMemory,
   listAgentMemory,
   nativeBindingLoaded,
   parseMemoryQuota,
