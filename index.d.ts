@@ -205,6 +205,12 @@ export interface TestMemory {
   memory: GeneMemoryAccess
   /** The same memory as another gene sees it. */
   forGene(geneId: string, domain?: string): GeneMemoryAccess
+  /**
+   * Where the memory lives: `new GeneMemoryAccess({ agentId, root, geneId, domain })` reaches
+   * the same memory, for instance from a worker thread (the `rotifer` CLI runs genes in one).
+   */
+  readonly agentId: string
+  readonly root: string
   dispose(): void
 }
 
