@@ -36,7 +36,7 @@ function parseQuota(text) {
 const create = {
   name: 'agent create',
   summary: 'create an agent from genes, with its memory quota and data policy',
-  usage: 'rotifer agent create <name> (--genes <gene…> [--composition Seq|Par|Try] | --composition <file.json>) [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]',
+  usage: 'rotifer agent create <name> --genes <gene…> [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>] [--composition Seq|Par|Try]\n       rotifer agent create <name> --composition <file.json> [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]',
   description: [
     'Creates an agent that runs the given genes (in sequence by default) and creates its memory.',
     '--composition Par runs the genes side by side on the same input; Try runs the first and falls',
