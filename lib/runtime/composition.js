@@ -192,10 +192,11 @@ async function evaluate(node, input, env, deadline = env.deadline) {
   }
   switch (node.type) {
     case 'Par': {
-      const branchDeadline = node.deadlineMs === null ? deadline : Math.min(deadline, Date.now() + node.deadlineMs)
       const results = []
-      // Branches run one after another, each on the same input, and all of them run.
+      // Branches run one after another, each on the same input, and all of them run; as if they
+      // ran side by side, each has the whole Par deadline from its own start.
       for (const branch of node.branches) {
+        const branchDeadline = node.deadlineMs === null ? deadline : Math.min(deadline, Date.now() + node.deadlineMs)
         try {
           results.push({ ok: true, value: await evaluate(branch, input, env, branchDeadline) })
         } catch (e) {

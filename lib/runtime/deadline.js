@@ -1,8 +1,8 @@
 'use strict'
 // The main thread's side of the worker (R-RUN-6): sends a gene to the worker thread, and stops
 // the thread when the gene has not answered by its deadline. A stopped thread is replaced on the
-// next request. The worker's stdout and stderr (console.log, process.stdout.write, WASM logs)
-// are passed on to this process's stderr, so stdout carries only the command's result.
+// next request. What the worker writes to stdout or stderr (console.log, process.stdout.write,
+// WASM logs) goes to this process's stderr, so stdout carries only the command's result.
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -37,7 +37,10 @@ class GeneWorker {
       stream.pipe(process.stderr, { end: false })
       this.#streams.push(new Promise((resolve) => stream.once('end', resolve).once('close', resolve)))
     }
-    worker.on('message', (reply) => this.#settle(worker, (p) => p.resolve(reply)))
+    worker.on('message', (reply) => {
+      if (typeof reply.written === 'string') process.stderr.write(reply.written)
+      else this.#settle(worker, (p) => p.resolve(reply))
+    })
     worker.on('error', (e) => this.#settle(worker, (p) => p.reject(new Stopped(`its thread stopped on an uncaught error: ${e && e.message ? e.message : String(e)}`)), true))
     worker.on('exit', (code) => this.#settle(worker, (p) => p.reject(new Stopped(`it ended its thread (exit code ${code}) before returning`)), true))
     // Between requests, a gene's stray timers or handles must not keep the CLI alive.

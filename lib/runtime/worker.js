@@ -23,6 +23,19 @@ process.emitWarning = function (warning, ...rest) {
   return emitWarning.call(this, warning, ...rest)
 }
 
+// What a gene writes to process.stdout or process.stderr (console.log included) travels to the
+// main thread on the same port as the replies, so it arrives before the reply and is never lost
+// when the thread is stopped; the main thread writes it to stderr.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.write = function (chunk, encoding, callback) {
+    if (typeof encoding === 'function') [callback, encoding] = [encoding, undefined]
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString(encoding === 'buffer' ? undefined : encoding)
+    parentPort.postMessage({ written: text })
+    if (typeof callback === 'function') process.nextTick(callback)
+    return true
+  }
+}
+
 const loaded = new Map()
 
 async function load(gene) {
