@@ -80,4 +80,4 @@ async function runGene({ gene, memory, input, seconds }) {
   }
 }
 
-module.exports = { DEFAULT_TIMEOUT_SECONDS, runAgent, runGene, geneRunner, parseComposition, compositionOfGenes, leaves, CompositionError }
+module.exports = { DEFAULT_TIMEOUT_SECONDS, runAgent, runGene, geneRunner, leaves }
