@@ -91,6 +91,7 @@ const create = {
     io.out(`  id            ${id}`)
     const kind = composition === 'Seq' ? 'Seq' : composition.type
     io.out(`  genome (${kind})`.padEnd(16) + genes.map((g) => `${g.name} ${g.id}`).join('\n                '))
+    if (composition !== 'Seq') io.out(`  composition   ${JSON.stringify(composition)}`)
     io.out(`  memory quota  ${formatBytes(quota)} (${quota} bytes)`)
     io.out(`  data policy   anonymization ${dataPolicy.anonymizationSupported ? 'supported' : 'not supported'}, ` +
       (dataPolicy.maxRetentionDays === null ? 'no retention limit' : `entries kept at most ${dataPolicy.maxRetentionDays} days`))
