@@ -230,6 +230,12 @@ export interface TestMemory {
   memory: GeneMemoryAccess
   /** The same memory as another gene sees it; `geneId` must be a v2 id (else `MEMORY_INVALID_INPUT`). */
   forGene(geneId: string, domain?: string): GeneMemoryAccess
+  /**
+   * Where the memory lives: `new GeneMemoryAccess({ agentId, root, geneId, domain })` reaches
+   * the same memory, for instance from a worker thread (the `rotifer` CLI runs genes in one).
+   */
+  readonly agentId: string
+  readonly root: string
   /** Deletes the memory; every later call on its handles throws `MEMORY_STORAGE_ERROR` saying so. */
   dispose(): void
 }

@@ -186,6 +186,10 @@ function create(native) {
       return {
         memory,
         forGene,
+        // Where the memory lives: with a gene's id, enough for `new GeneMemoryAccess` in another
+        // thread (a worker) to reach this same memory.
+        agentId: store.agentId,
+        root: store.root,
         dispose() {
           disposed = true
           openTestMemories.delete(store)

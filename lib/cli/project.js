@@ -4,7 +4,8 @@
 // The project root is the nearest ancestor of the working directory holding `rotifer.json`,
 // else the working directory: the same rule the memory API uses, computed here once so that
 // genes, agents and memory are always read from the same place.
-// A gene is the folder `genes/<name>/` with `phenotype.json` and `index.ts` or `index.js`.
+// A gene is the folder `genes/<name>/` with `phenotype.json` and `index.ts`, `index.js` or
+// `gene.wasm` (R-RUN-1).
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -17,6 +18,7 @@ const GENE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
 /** The playground's phenotype domain rule (R-ACC-6). */
 const DOMAIN = /^[a-z0-9]+(\.[a-z0-9]+)*$/
 const ENTRY_FILES = ['index.ts', 'index.js']
+const WASM_FILE = 'gene.wasm'
 
 function findProjectRoot(cwd = process.cwd()) {
   let dir = path.resolve(cwd)
@@ -105,8 +107,9 @@ function checkPhenotype(p, where) {
 }
 
 /**
- * Reads gene `name` of the project at `root`: `{ name, dir, entry, phenotype, id, domain }`.
- * Does not run the gene's code; `lib/cli/gene-loader.js` does that.
+ * Reads gene `name` of the project at `root`: `{ name, dir, entry, wasm, phenotype, id, domain }`
+ * (`entry`: the index file or null; `wasm`: the gene.wasm path or null). Does not run the gene's
+ * code; `lib/runtime/` does that.
  */
 function readGene(root, name) {
   if (typeof name !== 'string' || !GENE_NAME.test(name)) {
@@ -132,11 +135,17 @@ function readGene(root, name) {
   }
   checkPhenotype(phenotype, rel('phenotype.json'))
   const entryName = ENTRY_FILES.find((f) => isFile(path.join(dir, f)))
-  if (!entryName) throw new CliError(`gene "${name}" has no ${rel('index.ts')} or ${rel('index.js')}`)
+  // R-RUN-1: `gene.wasm` is a WASM gene; next to an entry file it is the compiled form and runs.
+  const wasm = isFile(path.join(dir, WASM_FILE)) ? path.join(dir, WASM_FILE) : null
+  if (!entryName && !wasm) {
+    const wat = isFile(path.join(dir, 'gene.wat')) ? ` (${rel('gene.wat')} is text: compile it to ${rel(WASM_FILE)}, e.g. with wat2wasm)` : ''
+    throw new CliError(`gene "${name}" has no ${rel('index.ts')}, ${rel('index.js')} or ${rel(WASM_FILE)}${wat}`)
+  }
   return {
     name,
     dir,
-    entry: path.join(dir, entryName),
+    entry: entryName ? path.join(dir, entryName) : null,
+    wasm,
     phenotype,
     id: geneV2Id(phenotype),
     domain: phenotype.domain,

@@ -2,14 +2,13 @@
 // `rotifer gene list` and `rotifer gene id <gene>`: the project's genes and their v2 ids (the
 // `geneId` a gene's memory calls are made with; R-ACC-4).
 
-const fs = require('node:fs')
 const path = require('node:path')
 const { readGene, geneFolders, projectNote } = require('../project')
 const { table, useColor, bold } = require('../format')
 
 /** `wasm` when the folder holds gene.wasm (it is what runs), else the entry's language. */
 function kindOf(gene) {
-  if (fs.existsSync(path.join(gene.dir, 'gene.wasm'))) return 'wasm'
+  if (gene.wasm) return 'wasm'
   return gene.entry.endsWith('.ts') ? 'ts' : 'js'
 }
 
