@@ -169,6 +169,34 @@ pub fn write_bundle_file(path: &Path, bytes: &[u8]) -> Result<()> {
     written
 }
 
+/// `includeCache` of `exportAgentMemory`: a boolean, default `false`.
+pub fn parse_include_cache(arg: Option<&Arg>) -> Result<bool> {
+    match arg {
+        None | Some(Arg::Undefined) | Some(Arg::Null) => Ok(false),
+        Some(Arg::Bool(b)) => Ok(*b),
+        Some(other) => Err(MemoryError::invalid(format!("includeCache must be a boolean, not {}", other.kind()))),
+    }
+}
+
+/// `output` of `exportAgentMemory`: a file path, or absent.
+pub fn parse_output(arg: Option<&Arg>) -> Result<Option<PathBuf>> {
+    match arg {
+        None | Some(Arg::Undefined) | Some(Arg::Null) => Ok(None),
+        Some(Arg::Str(s)) if !s.is_empty() && !s.contains('\0') => Ok(Some(PathBuf::from(s))),
+        Some(other) => Err(MemoryError::invalid(format!("output must be a file path, not {}", if matches!(other, Arg::Str(_)) { "an empty string" } else { other.kind() }))),
+    }
+}
+
+/// The `bundle` given to `importAgentMemory`: its bytes, or what it was instead.
+pub fn bundle_bytes(given: std::result::Result<Vec<u8>, Arg>) -> Result<Vec<u8>> {
+    given.map_err(|other| {
+        MemoryError::invalid(format!(
+            "bundle must be the bundle's bytes (a Uint8Array or Buffer, e.g. fs.readFileSync(file)) or its text, not {}",
+            other.kind()
+        ))
+    })
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reading a bundle (R-MIG-3: everything is checked before anything changes)
 

@@ -8,6 +8,10 @@ const { CliError, UsageError, describeError, oneLine } = require('./errors')
 const { findProjectRoot } = require('./project')
 const agent = require('./commands/agent')
 const agentMemory = require('./commands/agent-memory')
+const agentInspect = require('./commands/agent-inspect')
+const { get: memoryGet } = require('./commands/agent-memory-get')
+const { log: memoryLog } = require('./commands/agent-memory-log')
+const transfer = require('./commands/agent-memory-transfer')
 const { run } = require('./commands/run')
 const { test } = require('./commands/test')
 
@@ -21,11 +25,20 @@ const tree = {
       summary: 'create and run agents, inspect and clean their memory',
       commands: {
         create: agent.create,
+        list: agentInspect.list,
+        show: agentInspect.show,
         run: agent.run,
         memory: {
           name: 'agent memory',
           summary: "inspect and clean an agent's memory (the deployer's view)",
-          commands: { list: agentMemory.list, delete: agentMemory.delete },
+          commands: {
+            list: agentMemory.list,
+            get: memoryGet,
+            log: memoryLog,
+            delete: agentMemory.delete,
+            export: transfer.export,
+            import: transfer.import,
+          },
         },
       },
     },
