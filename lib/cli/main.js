@@ -30,7 +30,7 @@ const tree = {
         run: agent.run,
         memory: {
           name: 'agent memory',
-          summary: "inspect and clean an agent's memory (the deployer's view)",
+          summary: "inspect, clean and move an agent's memory (the deployer's view)",
           commands: {
             list: agentMemory.list,
             get: memoryGet,
