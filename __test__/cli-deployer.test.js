@@ -154,6 +154,19 @@ describe('rotifer agent memory export / import (R-MIG)', () => {
     assert.equal(missing.status, 1)
     assert.match(oneErrorLine(missing), /cannot read the bundle/)
   })
+  test('import into an agent whose database was deleted recreates it from the record, not the defaults', (t) => {
+    // R-HOST-1: deleting a database never lifts the agent's limits.
+    const src = source(t)
+    const file = path.join(src.root, 'b.jsonl')
+    assert.equal(rotifer(src.root, 'agent', 'memory', 'export', 'src', '--output', file).status, 0)
+    const dst = target(t, '--memory-quota=512KB', '--allow-anonymization')
+    const db = path.join(dst.root, '.rotifer', 'memory', `${dst.agent.id}.db`)
+    for (const f of [db, `${db}-wal`, `${db}-shm`]) fs.rmSync(f, { force: true })
+    const r = rotifer(dst.root, 'agent', 'memory', 'import', 'dst', file)
+    assert.equal(r.status, 1)
+    assert.match(oneErrorLine(r), /MEMORY_QUOTA_EXCEEDED: .*quota of 524288 bytes/)
+    assert.equal(json(rotifer(dst.root, 'agent', 'show', 'dst', '--json')).memory.quota, 512 * 1024)
+  })
 })
 
 describe('rotifer agent list / show', () => {

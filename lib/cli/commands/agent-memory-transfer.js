@@ -89,6 +89,11 @@ const importCommand = {
     } catch (e) {
       throw new CliError(`cannot read the bundle ${positionals.file}: ${e.message}`)
     }
+    if (memory.inspectAgentMemory({ agentId: agent.id, root }) === null) {
+      // R-HOST-1: a missing database is made from the record's quota and data policy, never
+      // the defaults, so that importing into it cannot lift the agent's limits.
+      memory.createAgentMemory({ agentId: agent.id, root, quota: agent.memoryQuota, dataPolicy: agent.dataPolicy })
+    }
     const r = memory.importAgentMemory({ agentId: agent.id, root, bundle, onConflict })
     if (options.json) {
       io.out(JSON.stringify(r, null, 2))
