@@ -247,7 +247,7 @@ export declare function getAgentMemory(options: { agentId: string; root?: string
  * The agent's memory as a bundle (R-MIG-2, JSON Lines): `PREFERENCE`, `PATTERN` and `CONTEXT`
  * entries, `CACHE` ones only with `includeCache`; expired entries never. With `output`, the
  * bundle is also written to that file (under a temporary name, then renamed; mode 0600).
- * Throws `MEMORY_NOT_FOUND` if the agent's memory was never created.
+ * Returns a Node `Buffer`. Throws `MEMORY_NOT_FOUND` if the agent's memory was never created.
  */
 export declare function exportAgentMemory(options: {
   agentId: string
@@ -255,7 +255,7 @@ export declare function exportAgentMemory(options: {
   includeCache?: boolean
   output?: string
   now?: () => number
-}): Buffer
+}): Uint8Array
 
 /**
  * Imports a bundle into an agent (R-MIG-3): everything is checked first, then every entry lands

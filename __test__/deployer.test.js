@@ -67,7 +67,7 @@ test('R-MIG bad arguments are MEMORY_INVALID_INPUT naming the argument; refused 
     [() => memory.getAgentMemory({ agentId: 'src', root }), /key must be a string/],
     [() => memory.listAgentMemory({ agentId: 'src', root, keyPrefix: 3 }), /keyPrefix must be a string/],
     [() => memory.deleteAgentMemory({ agentId: 'src', root, keyPrefix: '' }), /keyPrefix must not be empty/],
-    [() => memory.deleteAgentMemory({ agentId: 'src', root, key: 'pref/a', keyPrefix: 'p' }), /give either key, or category and\/or keyPrefix/],
+    [() => memory.deleteAgentMemory({ agentId: 'src', root, key: 'pref/a', keyPrefix: 'p' }), /give exactly one of: key \(alone\), or category and\/or keyPrefix/],
   ]
   for (const [call, message] of bad) {
     assert.throws(call, (e) => e instanceof memory.MemoryError && e.code === 'MEMORY_INVALID_INPUT' && message.test(e.message), String(message))

@@ -551,7 +551,7 @@ pub fn delete_agent_memory_matching(
     let target = match (given(key), given(category), given(key_prefix)) {
         (Some(k), None, None) => Doomed::Key(parse_key(k)?),
         (None, None, None) | (Some(_), _, _) => {
-            return Err(MemoryError::invalid("give either key, or category and/or keyPrefix, to delete"))
+            return Err(MemoryError::invalid("give exactly one of: key (alone), or category and/or keyPrefix, to say what to delete"))
         }
         (None, c, p) => {
             let key_prefix = match p {

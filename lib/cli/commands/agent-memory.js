@@ -60,7 +60,7 @@ const list = {
 
 const del = {
   name: 'agent memory delete',
-  summary: "delete one entry by key, or every entry of a category, from an agent's memory",
+  summary: "delete one entry by key, or every entry of a category or key prefix, from an agent's memory",
   usage: 'rotifer agent memory delete <agent> (--key <K> | --category <C> | --key-prefix <p>) [--yes]',
   description: [
     'Deletes the entry with key K, or every entry of category C, of key prefix p, or of both,',
