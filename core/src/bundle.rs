@@ -294,10 +294,13 @@ pub fn parse_bundle(bytes: &[u8]) -> Result<Bundle> {
         ));
     }
     if hex(&Sha256::digest(body)) != header.1 {
-        return Err(MemoryError::invalid(format!(
-            "bundle lines 2 to {}: the entries do not match the header's entriesSha256: the bundle was edited or damaged after export; export it again; nothing was imported",
-            lines + 1
-        )));
+        // Name the first line that no longer reads as an entry, where one does not.
+        let first_bad = body.split(|b| *b == b'\n').take(lines as usize).enumerate().find_map(|(i, text)| parse_entry(i + 2, text, &header.0.agent_id).err());
+        let mismatch = "the entries do not match the header's entriesSha256: the bundle was edited or damaged after export; export it again; nothing was imported";
+        return Err(match first_bad {
+            Some(e) => MemoryError::invalid(format!("{}; {mismatch}", e.message.trim_end_matches("; nothing was imported"))),
+            None => MemoryError::invalid(format!("bundle lines 2 to {}: {mismatch}", lines + 1)),
+        });
     }
     let mut entries = Vec::with_capacity(expected as usize);
     let mut keys = HashSet::new();
@@ -402,7 +405,7 @@ fn parse_entry(line: usize, bytes: &[u8], source_agent: &str) -> Result<BundleEn
     let fields = json_object(line, bytes, "the entry")?;
     let v = exact_fields("the entry", &fields, &ENTRY_FIELDS).map_err(|e| at_line(line, e.message))?;
     let key = parse_key(v[2]).map_err(|e| at_line(line, e.message))?;
-    let within = |e: MemoryError| at_line(line, format!("(key {key:?}) {}", e.message));
+    let within = |e: MemoryError| MemoryError::new(e.code, format!("bundle line {line} (key {key:?}): {}; nothing was imported", e.message));
     if v[0] != &Arg::Str(entry_id(source_agent, &key)) {
         return Err(within(MemoryError::invalid("entryId is not the one of this key in the bundle's agent")));
     }

@@ -236,6 +236,12 @@ fn damaged_bundles_are_refused_whole_with_the_line() {
     assert!(e.message.contains("entriesSha256") && e.message.contains("edited"), "{}", e.message);
     assert_untouched(&dst);
 
+    // Edited so that a line no longer reads: that line is named.
+    let text = std::str::from_utf8(&good).unwrap();
+    let broken = text.replacen("\"category\":\"PATTERN\"", "\"category\":\"PATTERNS\"", 1);
+    let e = refuse(broken.as_bytes());
+    assert!(e.message.starts_with("bundle line 3 (key \"pattern/big\")") && e.message.contains("PATTERNS") && e.message.contains("entriesSha256"), "{}", e.message);
+
     // Truncated in the middle of a line, and after a whole line.
     let e = refuse(&good[..good.len() - 10]);
     assert!(e.message.contains("bundle line 5") && e.message.contains("truncated"), "{}", e.message);
@@ -248,7 +254,6 @@ fn damaged_bundles_are_refused_whole_with_the_line() {
     assert_untouched(&dst);
 
     // A newer format version, another format.
-    let text = std::str::from_utf8(&good).unwrap();
     let e = refuse(text.replacen("\"version\":1", "\"version\":2", 1).as_bytes());
     assert!(e.message.contains("bundle line 1") && e.message.contains("newer"), "{}", e.message);
     let e = refuse(text.replacen("rotifer-memory-bundle", "other", 1).as_bytes());
