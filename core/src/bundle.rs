@@ -13,7 +13,7 @@
 
 use crate::access::{data_policy_violation, unsupported_scope};
 use crate::arg::Arg;
-use crate::audit::{Action, Actor, Subject};
+use crate::audit::{escape_line_separators, Action, Actor, Subject};
 use crate::error::{MemoryError, Result};
 use crate::layout::{create_private_file, Layout};
 use crate::model::*;
@@ -115,7 +115,10 @@ pub fn export_agent_memory(layout: &Layout, agent_id: &str, include_cache: bool,
                 while let Some(row) = rows.next()? {
                     let e = StoredEntry::from_row(row)?;
                     let line = EntryLine { entry: EntryJson::from(&e.entry), creator_domain: e.creator_domain.as_deref() };
+                    let start = lines.len();
                     serde_json::to_writer(&mut lines, &line).map_err(|err| MemoryError::storage(format!("cannot encode an entry: {err}")))?;
+                    // As in the audit log: no key splits a line for readers that end lines at U+2028.
+                    escape_line_separators(&mut lines, start);
                     lines.push(b'\n');
                     if let Some(c) = counts.iter_mut().find(|(c, _)| *c == e.entry.category) {
                         c.1 += 1;

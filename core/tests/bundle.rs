@@ -196,6 +196,27 @@ fn round_trip_keeps_keys_values_creators_policies_and_times() {
 }
 
 #[test]
+fn odd_keys_survive_and_stay_on_one_line() {
+    // Keys with newlines, quotes and Unicode line separators: one line each, back unchanged.
+    let src = Root::new();
+    create_agent_memory(&src.layout(), "src", 1 << 20, DataPolicy::default()).unwrap();
+    let a = src.gene("src", 'a', None);
+    let keys = ["line\nbreak\"}", "sep\u{2028}{\"x\":1}\u{2029}\u{85}", "é/ü/😀"];
+    for k in keys {
+        write(&a, k, k.as_bytes().to_vec(), "PREFERENCE", Arg::Undefined, Arg::Undefined, T0);
+    }
+    let b = export_agent_memory(&src.layout(), "src", false, T0).unwrap().bytes;
+    let text = std::str::from_utf8(&b).unwrap();
+    assert!(!text.contains(['\u{85}', '\u{2028}', '\u{2029}']), "{text}");
+    assert_eq!(text.lines().count(), 4);
+    let dst = fresh(1 << 20, DataPolicy::default());
+    assert_eq!(import_agent_memory(&dst.layout(), "dst", &b, OnConflict::Fail, T0).unwrap().created, 3);
+    for k in keys {
+        assert_eq!(get_agent_entry(&dst.layout(), "dst", &s(k), T0).unwrap().unwrap().value, k.as_bytes());
+    }
+}
+
+#[test]
 fn expired_entries_are_never_exported() {
     let src = Root::new();
     create_agent_memory(&src.layout(), "src", 1 << 20, DataPolicy::default()).unwrap();
