@@ -16,6 +16,10 @@ export const {
   deleteAgentMemory,
   ensureAgentMemory,
   listAgentMemory,
+  exportAgentMemory,
+  getAgentMemory,
+  importAgentMemory,
+  inspectAgentMemory,
   nativeBindingLoaded,
   parseMemoryQuota,
 } = api

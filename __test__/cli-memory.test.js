@@ -88,12 +88,12 @@ describe('rotifer agent memory list', () => {
 })
 
 describe('rotifer agent memory delete', () => {
-  test('exactly one of --key and --category', (t) => {
+  test('--key alone, or --category and/or --key-prefix', (t) => {
     const { root } = seeded(t)
-    for (const args of [[], ['--key', 'ctx', '--category', 'CACHE']]) {
+    for (const args of [[], ['--key', 'ctx', '--category', 'CACHE'], ['--key', 'ctx', '--key-prefix', 'c']]) {
       const r = rotifer(root, 'agent', 'memory', 'delete', 'keeper', ...args)
       assert.equal(r.status, 2)
-      assert.match(oneErrorLine(r), /exactly one of --key <K> and --category <C>/)
+      assert.match(oneErrorLine(r), /give --key <K> alone, or --category <C> and\/or --key-prefix <p>/)
     }
     assert.equal(list(root, 'keeper').length, 4, 'nothing deleted')
   })

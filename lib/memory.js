@@ -69,6 +69,10 @@ function create(native) {
       deleteAgentMemory: fail,
       createTestMemory: fail,
       createMemoryImports: fail,
+      inspectAgentMemory: fail,
+      getAgentMemory: fail,
+      exportAgentMemory: fail,
+      importAgentMemory: fail,
       TEST_GENE_ID,
     }
   }
@@ -151,6 +155,15 @@ function create(native) {
   const parseMemoryQuota = (text) => call(() => native.parseMemoryQuota(text))
   const listAgentMemory = (options) => call(() => native.listAgentMemory(options, clockOf(options)?.()))
   const deleteAgentMemory = (options) => call(() => native.deleteAgentMemory(options, clockOf(options)?.()))
+  const inspectAgentMemory = (options) => call(() => native.inspectAgentMemory(options, clockOf(options)?.()))
+  const getAgentMemory = (options) => call(() => native.getAgentMemory(options, clockOf(options)?.(), makeEntry))
+  const exportAgentMemory = (options) => call(() => native.exportAgentMemory(options, clockOf(options)?.()))
+  // The bundle goes over on its own, so that a large one is copied once and never as an option.
+  const importAgentMemory = (options) => call(() => {
+    const isObject = options !== null && typeof options === 'object'
+    const bundle = isObject ? options.bundle : undefined
+    return native.importAgentMemory(isObject ? { ...options, bundle: undefined } : options, bundle, clockOf(options)?.())
+  })
 
   // Test memories still open; each is deleted when the process exits (R-HOST-4).
   const openTestMemories = new Set()
@@ -207,6 +220,10 @@ function create(native) {
     listAgentMemory,
     deleteAgentMemory,
     createTestMemory,
+    inspectAgentMemory,
+    getAgentMemory,
+    exportAgentMemory,
+    importAgentMemory,
     createMemoryImports: memoryImportsFor(native, clockOf),
     TEST_GENE_ID,
   }

@@ -10,6 +10,10 @@ const { didYouMean } = require('./suggest')
 const agent = require('./commands/agent')
 const agentMemory = require('./commands/agent-memory')
 const gene = require('./commands/gene')
+const agentInspect = require('./commands/agent-inspect')
+const { get: memoryGet } = require('./commands/agent-memory-get')
+const { log: memoryLog } = require('./commands/agent-memory-log')
+const transfer = require('./commands/agent-memory-transfer')
 const { run } = require('./commands/run')
 const { test } = require('./commands/test')
 
@@ -23,11 +27,20 @@ const tree = {
       summary: 'create and run agents, inspect and clean their memory',
       commands: {
         create: agent.create,
+        list: agentInspect.list,
+        show: agentInspect.show,
         run: agent.run,
         memory: {
           name: 'agent memory',
-          summary: "inspect and clean an agent's memory (the deployer's view)",
-          commands: { list: agentMemory.list, delete: agentMemory.delete },
+          summary: "inspect, clean and move an agent's memory (the deployer's view)",
+          commands: {
+            list: agentMemory.list,
+            get: memoryGet,
+            log: memoryLog,
+            delete: agentMemory.delete,
+            export: transfer.export,
+            import: transfer.import,
+          },
         },
       },
     },
