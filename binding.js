@@ -841,5 +841,6 @@ module.exports.NativeWasmHost = nativeBinding.NativeWasmHost
 module.exports.__panicForTest = nativeBinding.__panicForTest
 module.exports.createAgentMemory = nativeBinding.createAgentMemory
 module.exports.deleteAgentMemory = nativeBinding.deleteAgentMemory
+module.exports.flushDenialLogs = nativeBinding.flushDenialLogs
 module.exports.listAgentMemory = nativeBinding.listAgentMemory
 module.exports.parseMemoryQuota = nativeBinding.parseMemoryQuota
