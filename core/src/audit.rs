@@ -255,15 +255,11 @@ impl<'a> AuditBatch<'a> {
         // `.rotifer` must be a real folder (O_NOFOLLOW guards only the file itself). It almost
         // always is: one lookup, and the full check (which creates it) only when it is not.
         match std::fs::symlink_metadata(layout.rotifer_dir()) {
-            Ok(m) if m.file_type().is_dir() => {}
+            Ok(m) if m.file_type().is_dir() => crate::layout::refuse_untrusted_dir(&layout.rotifer_dir(), &m)?,
             _ => layout.ensure_dirs(false)?,
         }
-        append_lines(&path, &self.lines).map_err(|e| {
-            MemoryError::storage(format!(
-                "cannot append to the audit log {} ({e}); nothing was changed. Make it a writable regular file",
-                layout.audit_path().display()
-            ))
-        })?;
+        append_lines(&path, &self.lines)
+            .map_err(|e| MemoryError::storage(format!("the audit log could not be written: {}; nothing was changed", e.message)))?;
         self.lines.clear();
         Ok(())
     }

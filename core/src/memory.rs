@@ -402,8 +402,11 @@ fn make_room(tx: &mut Tx<'_, '_>, gene: &Gene, key: &str, need: u64, subject: Su
     }
     let facts = QuotaFacts { quota: tx.agent.quota, used: tx.agent.used, evictable: freed, needed: need };
     tx.batch.record(Action::QuotaReject, Actor::Gene(&gene.id), subject, Some(facts));
+    // The gene learns only what it knows already (its write's size, the quota): the figures
+    // above count entries it may not read, and a rejection changes nothing, so it could probe
+    // their sizes over and over. The audit line keeps them for the deployer.
     Err(MemoryError::quota(format!(
-        "writing {:?} ({} bytes) needs {need} more bytes than the quota of {} allows, and evicting every CACHE, PATTERN and CONTEXT entry would free only {freed}; nothing was written or evicted. Delete entries (PREFERENCE entries are never evicted) or raise the quota",
+        "writing {:?} ({} bytes) does not fit in this agent's quota of {} bytes, even after evicting every CACHE, PATTERN and CONTEXT entry that could go; nothing was written or evicted. Delete entries (PREFERENCE entries are never evicted) or ask the deployer to raise the quota",
         key,
         subject.size.unwrap_or(0),
         tx.agent.quota
