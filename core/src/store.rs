@@ -660,3 +660,34 @@ pub fn unique_suffix() -> String {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     format!("{}-{:x}-{:x}", std::process::id(), nanos, COUNTER.fetch_add(1, Ordering::Relaxed))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_connection_distrusts_the_schema_and_is_defensive() {
+        let tm = crate::TestMemory::create(1024, DataPolicy::default()).unwrap();
+        let store = AgentStore::open(&Layout::at(tm.root()), crate::memory::TEST_AGENT_ID, IfMissing::Skip).unwrap().unwrap();
+        store
+            .read(|conn| {
+                let trusted: i64 = conn.query_row("PRAGMA trusted_schema", [], |r| r.get(0))?;
+                assert_eq!(trusted, 0);
+                assert!(conn.db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE)?);
+                // Defensive mode: the schema cannot be edited by writing sqlite_master.
+                conn.execute_batch("PRAGMA writable_schema = ON")?;
+                assert!(conn.execute("UPDATE sqlite_master SET sql = sql WHERE name = 'entries'", []).is_err());
+                Ok(Some(()))
+            })
+            .unwrap();
+        tm.dispose();
+    }
+
+    #[test]
+    fn the_expected_schema_is_read_from_schema_itself() {
+        let names: Vec<&str> = expected_schema().iter().map(|o| o.1.as_str()).collect();
+        for name in ["agent", "entries", "entries_by_recency", "entries_by_category", "entries_by_expiry"] {
+            assert!(names.contains(&name), "{name} in {names:?}");
+        }
+    }
+}
