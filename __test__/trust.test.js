@@ -100,6 +100,8 @@ for (const suffix of ['-wal', '-shm']) {
     fs.chownSync(p, process.getuid(), process.getgid())
     fs.chmodSync(p, 0o666)
     refused(childWrite(root), p, WRITABLE)
+    fs.chmodSync(p, 0o400)
+    refused(childWrite(root), p, /not readable and writable by its owner \(mode 0400\).*chmod u\+rw/)
     fs.rmSync(p)
     spawnSync('mkfifo', ['-m', '600', p])
     refused(childWrite(root), p, /not a regular file/)

@@ -524,6 +524,16 @@ mod tests {
     }
 
     #[test]
+    fn refusal_keys_are_cut_on_a_character_boundary() {
+        assert_eq!(shorten_key("short"), "short");
+        let k = "a".repeat(REFUSAL_KEY_BYTES);
+        assert_eq!(shorten_key(&k), k, "exactly the limit is kept whole");
+        // 'é' is 2 bytes: 63 bytes of 'a' then 'é' would cross byte 64, so it is left out.
+        let k = format!("{}é{}", "a".repeat(REFUSAL_KEY_BYTES - 1), "b".repeat(10));
+        assert_eq!(shorten_key(&k), format!("{}…", "a".repeat(REFUSAL_KEY_BYTES - 1)));
+    }
+
+    #[test]
     fn denials_carry_op_code_reason() {
         let mut b = AuditBatch::new("agent", 0);
         b.deny(Actor::System, Subject::default(), Denial { op: "read", code: "MEMORY_ACCESS_DENIED", reason: "no v2 id" });
