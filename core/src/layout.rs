@@ -89,6 +89,10 @@ impl Layout {
 fn refuse_untrusted_rotifer_dir(dir: &Path) -> Result<()> {
     match fs::symlink_metadata(dir) {
         Ok(m) if m.file_type().is_dir() => refuse_untrusted_dir(dir, &m),
+        Ok(m) if m.file_type().is_symlink() => Err(MemoryError::storage(format!(
+            "{} is a symlink; memory folders are never followed through links: replace it with a folder",
+            dir.display()
+        ))),
         Ok(_) => Err(MemoryError::storage(format!("{} exists and is not a folder: move it away", dir.display()))),
         Err(_) => Ok(()),
     }
