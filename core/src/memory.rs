@@ -11,7 +11,7 @@ use crate::audit::{Action, Actor, AuditBatch, Denial, QuotaFacts, Subject};
 use crate::error::{ErrorCode, MemoryError, Result};
 use crate::layout::Layout;
 use crate::model::*;
-use crate::store::{load_entry, next_expiry, AgentStore, IfMissing, StoredEntry, Tx, ENTRY_COLUMNS};
+use crate::store::{load_entry, AgentStore, Fast, IfMissing, StoredEntry, Tx, ENTRY_COLUMNS};
 use rusqlite::Connection;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
@@ -168,25 +168,19 @@ impl GeneMemory {
         let (store, gene) = self.caller("read", Some(key), now)?;
         // Most reads change nothing: no expired entry to purge, and the reader is already the
         // last accessor. Those run without the write lock.
-        let fast = store.read(|conn| {
+        let fast = store.read(now, |conn| {
             // Bad input is reported by the write path, after the purge that comes first (§9).
-            let (Ok(key), Ok(category)) = (parse_key(key), parse_optional_category(category)) else { return Ok(None) };
-            let found = load_entry(conn, &key)?;
-            match store.next_expiry_after(conn)? {
-                Some(Some(t)) if t <= now => return Ok(None), // purge first (R-RET-4), on the write path
-                None => return Ok(None),                      // the database changed meanwhile
-                Some(_) => {}
-            }
-            let Some(found) = found else { return Ok(Some(None)) };
+            let (Ok(key), Ok(category)) = (parse_key(key), parse_optional_category(category)) else { return Ok(Fast::WritePath) };
+            let Some(found) = load_entry(conn, &key)? else { return Ok(Fast::Answer(None)) };
             if category.is_some_and(|c| c != found.entry.category) {
-                return Ok(Some(None));
+                return Ok(Fast::Answer(None));
             }
             if found.entry.last_accessed_by == gene.id && scope_admits(found.entry.access_policy.read_scope, found.owner(), gene) {
-                return Ok(Some(Some(found.entry)));
+                return Ok(Fast::Answer(Some(found.entry)));
             }
-            Ok(None)
+            Ok(Fast::WritePath) // a denial to audit, or a new last accessor to record
         })?;
-        if let Some(result) = fast {
+        if let Fast::Answer(result) = fast {
             return Ok(result);
         }
         store.write(now, |tx| {
@@ -322,15 +316,18 @@ impl GeneMemory {
     /// R-API-3, R-LIM-3/4.
     pub fn query(&self, filter: &Arg, now: i64) -> Result<Vec<Entry>> {
         let (store, gene) = self.caller("query", None, now)?;
-        let fast = store.read(|conn| {
-            if matches!(next_expiry(conn)?, Some(t) if t <= now) {
-                return Ok(None);
+        let fast = store.read(now, |conn| {
+            // Bad input is reported by the write path, after the purge that comes first (§9).
+            let Ok(filter) = parse_filter(filter) else { return Ok(Fast::WritePath) };
+            match run_query(conn, &filter, gene) {
+                Ok(entries) => Ok(Fast::Answer(entries)),
+                Err(e) if e.code == ErrorCode::StorageError => Err(e),
+                Err(_) => Ok(Fast::WritePath),
             }
-            run_query(conn, &parse_filter(filter)?, gene).map(Some)
         })?;
         match fast {
-            Some(entries) => Ok(entries),
-            None => store.write(now, |tx| run_query(tx.conn, &parse_filter(filter)?, gene)),
+            Fast::Answer(entries) => Ok(entries),
+            Fast::WritePath => store.write(now, |tx| run_query(tx.conn, &parse_filter(filter)?, gene)),
         }
     }
 
@@ -499,15 +496,9 @@ pub fn list_agent_memory(layout: &Layout, agent_id: &str, category: Option<Categ
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     };
-    let fast = store.read(|conn| {
-        if matches!(next_expiry(conn)?, Some(t) if t <= now) {
-            return Ok(None);
-        }
-        list(conn).map(Some)
-    })?;
-    match fast {
-        Some(l) => Ok(l),
-        None => store.write(now, |tx| list(tx.conn)),
+    match store.read(now, |conn| list(conn).map(Fast::Answer))? {
+        Fast::Answer(l) => Ok(l),
+        Fast::WritePath => store.write(now, |tx| list(tx.conn)),
     }
 }
 
