@@ -296,7 +296,10 @@ impl AgentStore {
     pub fn read<T>(&self, now: i64, f: impl FnOnce(&Connection) -> Result<Fast<T>>) -> Result<Fast<T>> {
         let guard = self.conn()?;
         let conn = guard.conn();
-        match f(conn)? {
+        let answer = f(conn)?;
+        #[cfg(test)]
+        tests::between_statements();
+        match answer {
             Fast::Answer(answer) => match self.next_expiry.after_last_statement(conn, now)? {
                 Expiry::NoneDue => Ok(Fast::Answer(answer)),
                 Expiry::Due | Expiry::Changed => Ok(Fast::WritePath),
@@ -697,4 +700,106 @@ pub fn unique_suffix() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     format!("{}-{:x}-{:x}", std::process::id(), nanos, COUNTER.fetch_add(1, Ordering::Relaxed))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The fast paths against a commit that lands between their two statements (R-RET-4).
+
+    use super::*;
+    use crate::{list_agent_memory, Arg, GeneMemory, GeneOptions};
+    use std::cell::RefCell;
+
+    thread_local! {
+        static HOOK: RefCell<Option<Box<dyn FnOnce()>>> = RefCell::new(None);
+    }
+
+    /// Runs the hook set for this thread, once: in `AgentStore::read`, between the statement
+    /// that read the answer and the look at the earliest expiry.
+    pub(super) fn between_statements() {
+        if let Some(hook) = HOOK.with(|h| h.borrow_mut().take()) {
+            hook();
+        }
+    }
+
+    const T0: i64 = 1_796_000_000_000;
+    const DAY: i64 = 86_400_000;
+
+    /// A temporary project root, removed on drop.
+    pub(crate) struct TempRoot(pub PathBuf);
+    impl TempRoot {
+        pub(crate) fn new() -> TempRoot {
+            let p = std::env::temp_dir().join(format!("rotifer-core-test-{}", unique_suffix()));
+            std::fs::create_dir(&p).unwrap();
+            TempRoot(std::fs::canonicalize(p).unwrap())
+        }
+    }
+    impl Drop for TempRoot {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn gene_id(c: char) -> String {
+        format!("v2:{}", c.to_string().repeat(64))
+    }
+
+    /// An agent with entry `old` (no retention: it never expires), and a hook that, from another
+    /// connection, makes `old` expire at T0 + 1 day and adds `new`: as a deployer shortening
+    /// retention and a writer of another process would, in one commit.
+    fn race(root: &Path) -> (Layout, GeneMemory) {
+        let layout = Layout::at(root);
+        crate::create_agent_memory(&layout, "a", DEFAULT_QUOTA, DataPolicy::default()).unwrap();
+        let opts = GeneOptions { agent_id: Some("a".into()), gene_id: Some(gene_id('a')), domain: None, root: Some(root.to_string_lossy().into()) };
+        let m = GeneMemory::open(opts).unwrap();
+        m.write(&Arg::Str("old".into()), Arg::Bytes(vec![1; 8]), &Arg::Str("CACHE".into()), &Arg::Undefined, &Arg::Undefined, T0).unwrap();
+        let db = layout.real().unwrap().db_path("a");
+        HOOK.with(|h| {
+            *h.borrow_mut() = Some(Box::new(move || {
+                let other = Connection::open(&db).unwrap();
+                other.busy_timeout(BUSY_TIMEOUT).unwrap();
+                other
+                    .execute_batch(&format!(
+                        "BEGIN IMMEDIATE;
+                         UPDATE agent SET max_retention_days = 1;
+                         UPDATE entries SET expires_at = updated_at + {DAY} WHERE ret_set = 0;
+                         INSERT INTO entries SELECT CAST('new' AS BLOB), 'id-new', category, value, size, created_by, creator_domain,
+                           last_accessed_by, created_at, {t}, seq + 1, read_scope, write_scope, share_policy, 0, NULL, 0, 0, {t} + {DAY}
+                           FROM entries WHERE key = CAST('old' AS BLOB);
+                         COMMIT;",
+                        t = T0 + 2 * DAY
+                    ))
+                    .unwrap();
+            }))
+        });
+        (layout, m)
+    }
+
+    /// `old` expired by the new retention and `new` was written after it: no snapshot holds both
+    /// as live at T0 + 2 days. Before, the fast path read the expiry in one snapshot and the rows
+    /// in the next, and answered both.
+    fn one_snapshot(keys: &[String]) {
+        assert!(!(keys.contains(&"old".to_string()) && keys.contains(&"new".to_string())), "one snapshot: {keys:?}");
+        if !keys.contains(&"old".to_string()) {
+            assert_eq!(keys, ["new"], "the expired entry was purged, the new one is there");
+        }
+    }
+
+    #[test]
+    fn list_reads_expiry_and_rows_in_one_snapshot() {
+        let dir = TempRoot::new();
+        let (layout, _m) = race(&dir.0);
+        let keys: Vec<String> = list_agent_memory(&layout, "a", None, T0 + 2 * DAY).unwrap().into_iter().map(|l| l.key).collect();
+        HOOK.with(|h| assert!(h.borrow().is_none(), "the commit landed between the statements"));
+        one_snapshot(&keys);
+    }
+
+    #[test]
+    fn query_reads_expiry_and_rows_in_one_snapshot() {
+        let dir = TempRoot::new();
+        let (_layout, m) = race(&dir.0);
+        let keys: Vec<String> = m.query(&Arg::Undefined, T0 + 2 * DAY).unwrap().into_iter().map(|e| e.key).collect();
+        HOOK.with(|h| assert!(h.borrow().is_none(), "the commit landed between the statements"));
+        one_snapshot(&keys);
+    }
 }
