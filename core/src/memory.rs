@@ -202,114 +202,19 @@ impl GeneMemory {
         })
     }
 
-    /// R-API-2, R-QUO-3/4.
+    /// R-API-2, R-QUO-3/4: validate, authorise, make room, then store the entry.
     pub fn write(&self, key: &Arg, value: Arg, category: &Arg, access: &Arg, retention: &Arg, now: i64) -> Result<Entry> {
         let (store, gene) = self.caller("write", Some(key), now)?;
         store.write(now, move |tx| {
-            let key = parse_key(key)?;
-            let value = parse_value(value)?;
-            let category = parse_category(category)?;
-            let given_access = parse_access_policy(access)?;
-            let given_retention = parse_retention_arg(retention)?;
-            let existing = load_entry(tx.conn, &key)?;
-            let size = entry_size(&key, value.len());
-            let subject = Subject { key: Some(&key), category: Some(category), size: Some(size) };
-
-            let (access, retention) = match &existing {
-                Some(old) => {
-                    let scope = old.entry.access_policy.write_scope;
-                    if !scope_admits(scope, old.owner(), gene) {
-                        return Err(deny(tx, gene, "write", subject, denial_reason("write", "writeScope", scope)));
-                    }
-                    let is_creator = gene.id == old.entry.created_by;
-                    let access = given_access.unwrap_or(old.entry.access_policy);
-                    let retention = match given_retention {
-                        RetentionArg::Omitted => old.entry.retention_policy,
-                        RetentionArg::FollowAgent => None,
-                        RetentionArg::Policy(p) => Some(p),
-                    };
-                    if !is_creator && access != old.entry.access_policy {
-                        return Err(deny(tx, gene, "write", subject, "only the entry's creator may change its accessPolicy; omit accessPolicy to keep it".into()));
-                    }
-                    if !is_creator && retention != old.entry.retention_policy {
-                        return Err(deny(tx, gene, "write", subject, "only the entry's creator may change its retentionPolicy; omit retentionPolicy to keep it".into()));
-                    }
-                    (access, retention)
-                }
-                None => (
-                    given_access.unwrap_or_default(),
-                    match given_retention {
-                        RetentionArg::Policy(p) => Some(p),
-                        RetentionArg::Omitted | RetentionArg::FollowAgent => None,
-                    },
-                ),
-            };
-            if let Some(reason) = unsupported_scope(&access) {
-                return Err(deny(tx, gene, "write", subject, reason));
-            }
-            if let Some(reason) = data_policy_violation(&tx.agent.policy, &access, retention.as_ref()) {
-                return Err(deny(tx, gene, "write", subject, reason));
-            }
-
-            let exists = existing.is_some();
+            let request = WriteRequest::parse(key, value, category, access, retention)?;
+            let existing = load_entry(tx.conn, &request.key)?;
+            let (access, retention) = authorise_write(tx, gene, &request, existing.as_ref())?;
             let old_size = existing.as_ref().map_or(0, |e| e.size);
-            let after = tx.agent.used.saturating_sub(old_size) + size;
-            let victims = if after > tx.agent.quota { make_room(tx, gene, &key, after - tx.agent.quota, subject)? } else { Vec::new() };
-
-            let mut freed = 0;
-            for (victim_key, victim_category, victim_size) in &victims {
-                tx.batch.record(
-                    Action::Evict,
-                    Actor::System,
-                    Subject { key: Some(victim_key), category: Some(*victim_category), size: Some(*victim_size) },
-                    None,
-                );
-                tx.delete_entry(victim_key)?;
-                freed += victim_size;
-            }
-            let seq = tx.next_seq();
-            let stored = match existing {
-                Some(old) => {
-                    tx.batch.record(Action::Update, Actor::Gene(&gene.id), subject, None);
-                    StoredEntry {
-                        entry: Entry {
-                            category,
-                            value,
-                            last_accessed_by: gene.id.clone(),
-                            updated_at: tx.now,
-                            access_policy: access,
-                            retention_policy: retention,
-                            ..old.entry
-                        },
-                        size,
-                        seq,
-                        creator_domain: old.creator_domain,
-                    }
-                }
-                None => {
-                    tx.batch.record(Action::Create, Actor::Gene(&gene.id), subject, None);
-                    StoredEntry {
-                        entry: Entry {
-                            entry_id: entry_id(&store.agent_id, &key),
-                            category,
-                            key: key.clone(),
-                            value,
-                            created_by: gene.id.clone(),
-                            last_accessed_by: gene.id.clone(),
-                            created_at: tx.now,
-                            updated_at: tx.now,
-                            access_policy: access,
-                            retention_policy: retention,
-                        },
-                        size,
-                        seq,
-                        creator_domain: gene.domain.clone(),
-                    }
-                }
-            };
-            tx.put_entry(&stored, exists)?;
-            tx.set_used(after - freed);
-            Ok(stored.entry)
+            let used = make_room(tx, gene, &request, old_size)?;
+            let stored = build_entry(tx, gene, &store.agent_id, request, existing, access, retention);
+            tx.put_entry(&stored.0, stored.1)?;
+            tx.set_used(used);
+            Ok(stored.0.entry)
         })
     }
 
@@ -362,38 +267,182 @@ fn deny(tx: &mut Tx<'_, '_>, gene: &Gene, op: &str, subject: Subject<'_>, reason
     MemoryError::denied(format!("{op} of {:?} denied: {reason}", subject.key.unwrap_or("")))
 }
 
-/// R-QUO-3/4: picks the entries to evict, oldest first by category, or refuses the write
-/// (recording the refusal) if evicting everything evictable would not free `need` bytes.
-fn make_room(tx: &mut Tx<'_, '_>, gene: &Gene, key: &str, need: u64, subject: Subject<'_>) -> Result<Vec<(String, Category, u64)>> {
+/// A write's arguments, validated (R-API-2).
+struct WriteRequest {
+    key: String,
+    value: Vec<u8>,
+    category: Category,
+    access: Option<AccessPolicy>,
+    retention: RetentionArg,
+    size: u64,
+}
+
+impl WriteRequest {
+    fn parse(key: &Arg, value: Arg, category: &Arg, access: &Arg, retention: &Arg) -> Result<WriteRequest> {
+        let key = parse_key(key)?;
+        let value = parse_value(value)?;
+        let size = entry_size(&key, value.len());
+        Ok(WriteRequest {
+            category: parse_category(category)?,
+            access: parse_access_policy(access)?,
+            retention: parse_retention_arg(retention)?,
+            key,
+            value,
+            size,
+        })
+    }
+
+    fn subject(&self) -> Subject<'_> {
+        Subject { key: Some(&self.key), category: Some(self.category), size: Some(self.size) }
+    }
+}
+
+/// R-ACC-2, R-POL-1/2: the policies the entry will have, or the denial (recorded). Only the
+/// creator may change an existing entry's policies; omitted ones are kept.
+fn authorise_write(
+    tx: &mut Tx<'_, '_>,
+    gene: &Gene,
+    request: &WriteRequest,
+    existing: Option<&StoredEntry>,
+) -> Result<(AccessPolicy, Option<RetentionPolicy>)> {
+    let subject = request.subject();
+    let (access, retention) = match existing {
+        Some(old) => {
+            let scope = old.entry.access_policy.write_scope;
+            if !scope_admits(scope, old.owner(), gene) {
+                return Err(deny(tx, gene, "write", subject, denial_reason("write", "writeScope", scope)));
+            }
+            let is_creator = gene.id == old.entry.created_by;
+            let access = request.access.unwrap_or(old.entry.access_policy);
+            let retention = match request.retention {
+                RetentionArg::Omitted => old.entry.retention_policy,
+                RetentionArg::FollowAgent => None,
+                RetentionArg::Policy(p) => Some(p),
+            };
+            if !is_creator && access != old.entry.access_policy {
+                return Err(deny(tx, gene, "write", subject, "only the entry's creator may change its accessPolicy; omit accessPolicy to keep it".into()));
+            }
+            if !is_creator && retention != old.entry.retention_policy {
+                return Err(deny(tx, gene, "write", subject, "only the entry's creator may change its retentionPolicy; omit retentionPolicy to keep it".into()));
+            }
+            (access, retention)
+        }
+        None => (
+            request.access.unwrap_or_default(),
+            match request.retention {
+                RetentionArg::Policy(p) => Some(p),
+                RetentionArg::Omitted | RetentionArg::FollowAgent => None,
+            },
+        ),
+    };
+    if let Some(reason) = unsupported_scope(&access) {
+        return Err(deny(tx, gene, "write", subject, reason));
+    }
+    if let Some(reason) = data_policy_violation(&tx.agent.policy, &access, retention.as_ref()) {
+        return Err(deny(tx, gene, "write", subject, reason));
+    }
+    Ok((access, retention))
+}
+
+/// R-QUO-3/4: evicts what the write needs, oldest first by category, and answers the byte
+/// total after the write; or refuses the write (recording the refusal), evicting nothing.
+///
+/// Eviction happens only when the write grows the total past the quota, and frees only what
+/// brings it back to the quota. A write that does not grow the total is never refused and
+/// evicts nothing, even in a memory already over a lowered quota; one that grows it must end
+/// within the quota.
+fn make_room(tx: &mut Tx<'_, '_>, gene: &Gene, request: &WriteRequest, old_size: u64) -> Result<u64> {
+    let after = tx.agent.used.saturating_sub(old_size) + request.size;
+    if request.size <= old_size || after <= tx.agent.quota {
+        return Ok(after);
+    }
+    let need = after - tx.agent.quota;
     let mut victims = Vec::new();
+    let freed = evictable(tx.conn, &request.key, need, None)?;
+    if freed < need {
+        // Summed, not collected: a refusal costs no memory, however many entries there are.
+        let subject = request.subject();
+        let facts = QuotaFacts { quota: tx.agent.quota, used: tx.agent.used, evictable: freed, needed: need };
+        tx.batch.record(Action::QuotaReject, Actor::Gene(&gene.id), subject, Some(facts));
+        return Err(MemoryError::quota(format!(
+            "writing {:?} ({} bytes) needs {need} more bytes than the quota of {} allows, and evicting every CACHE, PATTERN and CONTEXT entry would free only {freed}; nothing was written or evicted. Delete entries (PREFERENCE entries are never evicted) or raise the quota",
+            request.key, request.size, tx.agent.quota
+        )));
+    }
+    evictable(tx.conn, &request.key, need, Some(&mut victims))?;
+    for (key, category, size) in &victims {
+        tx.batch.record(Action::Evict, Actor::System, Subject { key: Some(key), category: Some(*category), size: Some(*size) }, None);
+        tx.delete_entry(key)?;
+    }
+    Ok(after - freed)
+}
+
+/// Walks the evictable entries but `key` in eviction order (R-QUO-3: CACHE, then PATTERN, then
+/// CONTEXT, oldest first, ties by write sequence) until `need` bytes; answers the bytes they
+/// hold (all of them, if fewer). `victims`, if given, receives the entries walked.
+fn evictable(conn: &Connection, key: &str, need: u64, mut victims: Option<&mut Vec<(String, Category, u64)>>) -> Result<u64> {
     let mut freed = 0u64;
-    let mut stmt = tx
-        .conn
-        .prepare_cached("SELECT key, size FROM entries WHERE category = ?1 AND key != ?2 ORDER BY updated_at, seq")?;
-    'categories: for category in Category::EVICTABLE {
+    let mut stmt = conn.prepare_cached("SELECT key, size FROM entries WHERE category = ?1 AND key != ?2 ORDER BY updated_at, seq")?;
+    for category in Category::EVICTABLE {
         let mut rows = stmt.query(rusqlite::params![category as i64, key.as_bytes()])?;
         while let Some(row) = rows.next()? {
-            let k: Vec<u8> = row.get(0)?;
             let size = row.get::<_, i64>(1)? as u64;
-            victims.push((String::from_utf8_lossy(&k).into_owned(), category, size));
+            if let Some(v) = victims.as_deref_mut() {
+                v.push((String::from_utf8_lossy(&row.get::<_, Vec<u8>>(0)?).into_owned(), category, size));
+            }
             freed += size;
             if freed >= need {
-                break 'categories;
+                return Ok(freed);
             }
         }
     }
-    drop(stmt);
-    if freed >= need {
-        return Ok(victims);
+    Ok(freed)
+}
+
+/// The entry as stored after the write (R-API-2), its audit line recorded; and whether it
+/// replaces an existing row.
+fn build_entry(
+    tx: &mut Tx<'_, '_>,
+    gene: &Gene,
+    agent_id: &str,
+    request: WriteRequest,
+    existing: Option<StoredEntry>,
+    access: AccessPolicy,
+    retention: Option<RetentionPolicy>,
+) -> (StoredEntry, bool) {
+    let subject = Subject { key: Some(&request.key), category: Some(request.category), size: Some(request.size) };
+    let seq = tx.next_seq();
+    match existing {
+        Some(old) => {
+            tx.batch.record(Action::Update, Actor::Gene(&gene.id), subject, None);
+            let entry = Entry {
+                category: request.category,
+                value: request.value,
+                last_accessed_by: gene.id.clone(),
+                updated_at: tx.now,
+                access_policy: access,
+                retention_policy: retention,
+                ..old.entry
+            };
+            (StoredEntry { entry, size: request.size, seq, creator_domain: old.creator_domain }, true)
+        }
+        None => {
+            tx.batch.record(Action::Create, Actor::Gene(&gene.id), subject, None);
+            let entry = Entry {
+                entry_id: entry_id(agent_id, &request.key),
+                category: request.category,
+                key: request.key,
+                value: request.value,
+                created_by: gene.id.clone(),
+                last_accessed_by: gene.id.clone(),
+                created_at: tx.now,
+                updated_at: tx.now,
+                access_policy: access,
+                retention_policy: retention,
+            };
+            (StoredEntry { entry, size: request.size, seq, creator_domain: gene.domain.clone() }, false)
+        }
     }
-    let facts = QuotaFacts { quota: tx.agent.quota, used: tx.agent.used, evictable: freed, needed: need };
-    tx.batch.record(Action::QuotaReject, Actor::Gene(&gene.id), subject, Some(facts));
-    Err(MemoryError::quota(format!(
-        "writing {:?} ({} bytes) needs {need} more bytes than the quota of {} allows, and evicting every CACHE, PATTERN and CONTEXT entry would free only {freed}; nothing was written or evicted. Delete entries (PREFERENCE entries are never evicted) or raise the quota",
-        key,
-        subject.size.unwrap_or(0),
-        tx.agent.quota
-    )))
 }
 
 fn run_query(conn: &Connection, f: &Filter, gene: &Gene) -> Result<Vec<Entry>> {
