@@ -61,5 +61,11 @@ export declare function deleteAgentMemory(options: JsAny, now: JsAny): number
 /** `listAgentMemory({ agentId, root?, category? }, now)`. */
 export declare function listAgentMemory(options: JsAny, now: JsAny): JsOut
 
+/**
+ * The five error codes (spec §11), from their one home in the core: `lib/memory-error.js`
+ * takes its list from here.
+ */
+export declare function memoryErrorCodes(): Array<string>
+
 /** `parseMemoryQuota(text)`: bytes (R-QUO-2). */
 export declare function parseMemoryQuota(text: JsAny): number

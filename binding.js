@@ -842,4 +842,5 @@ module.exports.__panicForTest = nativeBinding.__panicForTest
 module.exports.createAgentMemory = nativeBinding.createAgentMemory
 module.exports.deleteAgentMemory = nativeBinding.deleteAgentMemory
 module.exports.listAgentMemory = nativeBinding.listAgentMemory
+module.exports.memoryErrorCodes = nativeBinding.memoryErrorCodes
 module.exports.parseMemoryQuota = nativeBinding.parseMemoryQuota
