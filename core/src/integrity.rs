@@ -294,11 +294,14 @@ fn check_header_of(file: &std::fs::File, path: &Path, otherwise: &str) -> Result
     Ok(())
 }
 
+/// A store's flag, and the events that set it.
+type Subscriber = (Weak<AtomicBool>, u32);
+
 /// One inotify instance for the process; each watch descriptor sets the flags of the stores
 /// that watch it, each flag for the events it asked for.
 struct Watcher {
     fd: libc::c_int,
-    flags: Mutex<HashMap<libc::c_int, Vec<(Weak<AtomicBool>, u32)>>>,
+    flags: Mutex<HashMap<libc::c_int, Vec<Subscriber>>>,
     /// Held from reading the queue to taking a store's flag, so that a thread never takes its
     /// flag while another thread still holds an event it has read but not yet marked.
     draining: Mutex<()>,
@@ -340,7 +343,7 @@ impl Watcher {
             let mut at = 0;
             while at + std::mem::size_of::<libc::inotify_event>() <= bytes.len() {
                 let ev: libc::inotify_event = unsafe { std::ptr::read_unaligned(bytes[at..].as_ptr().cast()) };
-                let set = |(flag, _): &(Weak<AtomicBool>, u32)| {
+                let set = |(flag, _): &Subscriber| {
                     if let Some(f) = flag.upgrade() {
                         f.store(true, Ordering::Release)
                     }
