@@ -142,3 +142,32 @@ fn a_query_purges_expired_entries_before_reporting_its_own_errors() {
     assert_eq!(a.query(&Arg::Undefined, T0 + 2 * DAY).unwrap_err().code, ErrorCode::InvalidInput);
     assert_eq!(f.last("memory.expire")["key"], "old");
 }
+
+#[test]
+fn a_rewrite_makes_the_writer_the_last_accessor() {
+    let f = Fixture::new();
+    let a = f.gene(Some(gene('a')));
+    let b = f.gene(Some(gene('b')));
+    a.write(&s("k"), Arg::Bytes(vec![1]), &s("CACHE"), &Arg::Undefined, &Arg::Undefined, T0).unwrap();
+    let e = b.write(&s("k"), Arg::Bytes(vec![2]), &s("CACHE"), &Arg::Undefined, &Arg::Undefined, T0 + 1).unwrap();
+    assert_eq!((e.created_by.as_str(), e.last_accessed_by.as_str()), (gene('a').as_str(), gene('b').as_str()));
+}
+
+#[test]
+fn a_key_prefix_is_a_byte_range() {
+    let f = Fixture::new();
+    let a = f.gene(Some(gene('a')));
+    for (i, k) in ["a", "ab", "az", "a\u{7f}", "aé", "b", "ba", "", "\u{10ffff}x"].iter().enumerate().filter(|(_, k)| !k.is_empty()) {
+        a.write(&s(k), Arg::Bytes(vec![1]), &s("CACHE"), &Arg::Undefined, &Arg::Undefined, T0 + i as i64).unwrap();
+    }
+    let keys = |prefix: &str| {
+        let mut k: Vec<String> = a.query(&obj(&[("keyPrefix", s(prefix)), ("limit", Arg::Number(100.0))]), T0 + 20).unwrap().into_iter().map(|e| e.key).collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys("a"), ["a", "ab", "az", "a\u{7f}", "aé"]);
+    assert_eq!(keys("b"), ["b", "ba"]);
+    assert_eq!(keys("az"), ["az"]);
+    assert_eq!(keys("\u{10ffff}"), ["\u{10ffff}x"]);
+    assert_eq!(keys("").len(), 8);
+}
