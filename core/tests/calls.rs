@@ -171,3 +171,40 @@ fn a_key_prefix_is_a_byte_range() {
     assert_eq!(keys("\u{10ffff}"), ["\u{10ffff}x"]);
     assert_eq!(keys("").len(), 8);
 }
+
+#[test]
+fn deployer_options_take_agent_root_and_named_fields() {
+    use rotifer_memory_core::memory::AgentOptions;
+    let dir = std::env::temp_dir();
+    let arg = obj(&[("agentId", s("a-1")), ("root", s(dir.to_str().unwrap())), ("category", s("CACHE")), ("key", Arg::Undefined)]);
+    let o = AgentOptions::parse("options", &arg, &["agentId", "root", "category", "key"]).unwrap();
+    assert_eq!(o.agent_id, "a-1");
+    assert_eq!(o.layout.root, dir);
+    assert!(matches!(o.get("category"), Some(Arg::Str(c)) if c == "CACHE"));
+    assert!(o.get("key").is_none(), "undefined is absent");
+    assert!(o.get("agentId").is_some() && o.get("nope").is_none());
+    for (bad, why) in [
+        (obj(&[]), "agentId is required"),
+        (obj(&[("agentId", Arg::Number(1.0))]), "agentId must be a string"),
+        (obj(&[("agentId", s("a")), ("root", Arg::Number(1.0))]), "root must be a folder path string"),
+        (obj(&[("agentId", s("a")), ("other", Arg::Null)]), "unknown field"),
+    ] {
+        let Err(err) = AgentOptions::parse("options", &bad, &["agentId", "root"]) else { panic!("{bad:?} accepted") };
+        assert!(err.message.contains(why), "{}", err.message);
+    }
+}
+
+#[test]
+fn a_deployer_category_delete_frees_the_bytes_of_every_entry() {
+    let f = Fixture::new();
+    let a = f.gene(Some(gene('a')));
+    for (k, n) in [("c1", 99), ("c2", 199), ("p", 9)] {
+        a.write(&s(k), Arg::Bytes(vec![1; n]), &s(if k == "p" { "PREFERENCE" } else { "CACHE" }), &Arg::Undefined, &Arg::Undefined, T0).unwrap();
+    }
+    let layout = rotifer_memory_core::Layout::at(f.tm.root());
+    assert_eq!(rotifer_memory_core::delete_agent_memory(&layout, "test-memory", None, Some(&s("CACHE")), T0).unwrap(), 2);
+    // 300 bytes freed: 10 left, so a write of 4090 more fits a 4100-byte quota exactly.
+    rotifer_memory_core::create_agent_memory(&layout, "test-memory", 4100, DataPolicy::default()).unwrap();
+    a.write(&s("q"), Arg::Bytes(vec![1; 4089]), &s("PREFERENCE"), &Arg::Undefined, &Arg::Undefined, T0).unwrap();
+    assert_eq!(a.write(&s("r"), Arg::Bytes(vec![]), &s("PREFERENCE"), &Arg::Undefined, &Arg::Undefined, T0).unwrap_err().code, ErrorCode::QuotaExceeded);
+}
