@@ -114,10 +114,11 @@ fn entries_written_in_the_same_millisecond_are_ordered_by_write_sequence() {
     for k in ["b", "a", "d", "c"] {
         put(&m, k, 250, "CACHE", T0).unwrap(); // all at T0: only the sequence tells them apart
     }
+    put(&m, "b", 250, "CACHE", T0).unwrap(); // rewritten: now the newest, though stored first
     let newest_first: Vec<String> = m.query(&Arg::Undefined, T0).unwrap().into_iter().map(|e| e.key).collect();
-    assert_eq!(newest_first, ["c", "d", "a", "b"]);
-    put(&m, "e", 300, "PREFERENCE", T0).unwrap(); // 300 over: the two written first
-    assert_eq!(evicted(&r), ["b", "a"]);
+    assert_eq!(newest_first, ["b", "c", "d", "a"]);
+    put(&m, "e", 300, "PREFERENCE", T0).unwrap(); // 300 over: the two oldest writes
+    assert_eq!(evicted(&r), ["a", "d"]);
 }
 
 #[test]
