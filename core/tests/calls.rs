@@ -123,6 +123,10 @@ fn a_read_by_another_gene_makes_it_the_last_accessor() {
     let a = f.gene(Some(gene('a')));
     let b = f.gene(Some(gene('b')));
     a.write(&s("k"), Arg::Bytes(vec![1]), &s("CACHE"), &Arg::Undefined, &Arg::Undefined, T0).unwrap();
+    // A read that names another category finds nothing, and touches nothing.
+    assert!(b.read(&s("k"), &s("PATTERN"), T0).unwrap().is_none());
+    assert_eq!(b.read(&s("k"), &s("CACHE"), T0).unwrap().unwrap().last_accessed_by, gene('b'));
+    assert!(a.read(&s("k"), &s("PATTERN"), T0).unwrap().is_none());
     assert_eq!(b.read(&s("k"), &Arg::Undefined, T0).unwrap().unwrap().last_accessed_by, gene('b'));
     let seen = a.query(&Arg::Undefined, T0).unwrap();
     assert_eq!(seen[0].last_accessed_by, gene('b'), "stored, not only answered");
