@@ -92,5 +92,11 @@ export declare function inspectAgentMemory(options: JsAny, now: JsAny): JsOut
 /** `listAgentMemory({ agentId, root?, category?, keyPrefix? }, now)`. */
 export declare function listAgentMemory(options: JsAny, now: JsAny): JsOut
 
+/**
+ * The five error codes (spec §11), from their one home in the core: `lib/memory-error.js`
+ * takes its list from here.
+ */
+export declare function memoryErrorCodes(): Array<string>
+
 /** `parseMemoryQuota(text)`: bytes (R-QUO-2). */
 export declare function parseMemoryQuota(text: JsAny): number

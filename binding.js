@@ -848,4 +848,5 @@ module.exports.getAgentMemory = nativeBinding.getAgentMemory
 module.exports.importAgentMemory = nativeBinding.importAgentMemory
 module.exports.inspectAgentMemory = nativeBinding.inspectAgentMemory
 module.exports.listAgentMemory = nativeBinding.listAgentMemory
+module.exports.memoryErrorCodes = nativeBinding.memoryErrorCodes
 module.exports.parseMemoryQuota = nativeBinding.parseMemoryQuota
