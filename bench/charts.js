@@ -65,9 +65,9 @@ function caption(out) {
 /** Per-call cost against entries, for read hit, update and prefix query, every store. */
 function costBySize(out) {
   const W = 960
-  const H = 360
+  const H = 390
   const panelW = 280
-  const top = 64
+  const top = 94
   const plotH = 220
   const ops = [
     ['readHit', 'readMemory hit'],
@@ -84,7 +84,7 @@ function costBySize(out) {
     const values = out.growth.flatMap((p) => [p[op].oursUs, p[op].baselineUs, p[op].copyUs]).filter((v) => v != null)
     const t = ticks(Math.max(...values))
     const y = (v) => top + plotH - (v / t.at(-1)) * plotH
-    body.push(text(x0 + (panelW - 60) / 2, top - 2, name, { size: 13, anchor: 'middle', weight: 'bold' }))
+    body.push(text(x0 + (panelW - 60) / 2, top - 14, name, { size: 13, anchor: 'middle', weight: 'bold' }))
     for (const v of t) {
       body.push(line(x0, y(v), xEnd, y(v), '#eee'))
       body.push(text(x0 - 6, y(v) + 4, fmtUs(v), { size: 10, anchor: 'end', fill: '#555' }))
@@ -111,7 +111,7 @@ function costBySize(out) {
 
 /** Writes per second with N processes updating one agent: ours against the lean baseline. */
 function concurrency(out) {
-  const W = 640
+  const W = 720
   const H = 340
   const x0 = 80
   const top = 64
@@ -151,7 +151,7 @@ function ratios(out) {
   const rowH = 26
   const top = 56
   const x0 = 430
-  const plotW = W - x0 - 40
+  const plotW = W - x0 - 110
   const H = top + rows.length * rowH + 40
   const max = Math.max(2.2, ...rows.map((r) => r.ratio), ...rows.map((r) => r.limit)) * 1.05
   const x = (v) => x0 + (v / max) * plotW
