@@ -24,6 +24,8 @@ export declare class NativeTestMemory {
   constructor(options: JsAny)
   /** The temporary project root that holds this memory. */
   get root(): string
+  /** Refuses a `forGene` id that is not a v2 id (see `check_test_gene_id`). */
+  checkGeneId(geneId: JsAny): void
   get agentId(): string
   dispose(): void
 }
@@ -55,13 +57,28 @@ export declare function __panicForTest(): void
 /** `createAgentMemory({ agentId, root?, quota?, dataPolicy? })`. */
 export declare function createAgentMemory(options: JsAny): void
 
-/** `deleteAgentMemory({ agentId, root?, key? , category? }, now)`: how many were deleted. */
+/** `deleteAgentMemory({ agentId, root?, key? , category?, keyPrefix? }, now)`: how many were deleted. */
 export declare function deleteAgentMemory(options: JsAny, now: JsAny): number
 
 /** `ensureAgentMemory({ agentId, root?, quota?, dataPolicy? })`: whether the memory was missing. */
 export declare function ensureAgentMemory(options: JsAny): boolean
 
-/** `listAgentMemory({ agentId, root?, category? }, now)`. */
+/**
+ * `exportAgentMemory({ agentId, root?, includeCache?, output? }, now)`: the bundle's bytes;
+ * with `output`, also written to that file.
+ */
+export declare function exportAgentMemory(options: JsAny, now: JsAny): Buffer
+
+/** `getAgentMemory({ agentId, root?, key }, now)`: the entry with its value, or `null`. */
+export declare function getAgentMemory(options: JsAny, now: JsAny, makeEntry: JsAny): JsOut
+
+/** `importAgentMemory({ agentId, root?, onConflict? }, bundle, now)`: what was imported. */
+export declare function importAgentMemory(options: JsAny, bundleValue: JsAny, now: JsAny): JsOut
+
+/** `inspectAgentMemory({ agentId, root? }, now)`: usage figures, or `null` if never created. */
+export declare function inspectAgentMemory(options: JsAny, now: JsAny): JsOut
+
+/** `listAgentMemory({ agentId, root?, category?, keyPrefix? }, now)`. */
 export declare function listAgentMemory(options: JsAny, now: JsAny): JsOut
 
 /** `parseMemoryQuota(text)`: bytes (R-QUO-2). */

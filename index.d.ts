@@ -107,6 +107,7 @@ export type MemoryErrorCode =
  *   binding is unavailable. Memory never falls back to another store.
  */
 export declare class MemoryError extends Error {
+  /** @throws TypeError if `code` is not one of the five codes. */
   constructor(code: MemoryErrorCode, message: string, options?: { cause?: unknown })
   readonly name: 'MemoryError'
   readonly code: MemoryErrorCode
@@ -161,6 +162,15 @@ export declare class GeneMemoryAccess {
   deleteMemory(key: string): void
 }
 
+/**
+ * The second argument of a gene's `express(input, ctx)`:
+ * `export function express(input: In, ctx: GeneContext): Out`.
+ */
+export interface GeneContext {
+  /** This gene's view of its agent's memory (every call is denied when the gene runs alone). */
+  memory: GeneMemoryAccess
+}
+
 /** Creates (or reconfigures) an agent's memory with a quota (default 10 MB) and a data policy. */
 export declare function createAgentMemory(options: {
   agentId: string
@@ -202,28 +212,109 @@ export declare function listAgentMemory(options: {
   agentId: string
   root?: string
   category?: MemoryCategory
+  /** Only keys starting with these characters (a plain prefix, no wildcards). */
+  keyPrefix?: string
   now?: () => number
 }): MemoryListing[]
 
-/** Deletes one key or a whole category, whatever the access policies; returns how many. */
+/**
+ * Deletes one key, or every entry of a category, of a key prefix, or of both, whatever the
+ * access policies; returns how many. `key` goes alone; a missing key throws `MEMORY_NOT_FOUND`.
+ */
 export declare function deleteAgentMemory(options: {
   agentId: string
   root?: string
   key?: string
   category?: MemoryCategory
+  /** A non-empty plain prefix (no wildcards). */
+  keyPrefix?: string
   now?: () => number
 }): number
+
+/** Usage of one category of an agent's memory. */
+export interface CategoryUsage {
+  entries: number
+  /** Sum of the entries' sizes (UTF-8 bytes of key + bytes of value). */
+  bytes: number
+  /** What eviction could free: `bytes`, except 0 for `PREFERENCE` (never evicted). */
+  evictableBytes: number
+  /** When the first entry of the category expires (RFC 3339), or `null`. */
+  nextExpiry: string | null
+}
+
+/** Where an agent's quota went, as its database enforces it. */
+export interface AgentMemoryUsage {
+  agentId: string
+  /** The quota the database enforces, in bytes. */
+  quota: number
+  used: number
+  available: number
+  entries: number
+  evictableBytes: number
+  nextExpiry: string | null
+  dataPolicy: DataPolicy
+  categories: Record<MemoryCategory, CategoryUsage>
+}
+
+/**
+ * The usage figures of an agent's memory, or `null` if it was never created. Only reads: never
+ * creates a database, purges nothing, writes no audit line; expired entries do not count.
+ */
+export declare function inspectAgentMemory(options: { agentId: string; root?: string; now?: () => number }): AgentMemoryUsage | null
+
+/**
+ * One live entry with its value, whatever its access policy (the deployer's read), or `null`.
+ * Not audited, and `lastAccessedBy` is left as it is.
+ */
+export declare function getAgentMemory(options: { agentId: string; root?: string; key: string; now?: () => number }): MemoryEntry | null
+
+/**
+ * The agent's memory as a bundle (R-MIG-2, JSON Lines): `PREFERENCE`, `PATTERN` and `CONTEXT`
+ * entries, `CACHE` ones only with `includeCache`; expired entries never. With `output`, the
+ * bundle is also written to that file (under a temporary name, then renamed; mode 0600).
+ * Returns a Node `Buffer`. Throws `MEMORY_NOT_FOUND` if the agent's memory was never created.
+ */
+export declare function exportAgentMemory(options: {
+  agentId: string
+  root?: string
+  includeCache?: boolean
+  output?: string
+  now?: () => number
+}): Uint8Array
+
+/**
+ * Imports a bundle into an agent (R-MIG-3): everything is checked first, then every entry lands
+ * in one transaction, or none does. `onConflict` decides about keys the agent has already:
+ * `"fail"` (default, the import is refused), `"skip"` or `"replace"`. A refused bundle throws
+ * `MemoryError` naming the line and why (`MEMORY_INVALID_INPUT`; `MEMORY_ACCESS_DENIED` for the
+ * data policy; `MEMORY_QUOTA_EXCEEDED`: import never evicts).
+ */
+export declare function importAgentMemory(options: {
+  agentId: string
+  root?: string
+  bundle: Uint8Array | string
+  onConflict?: 'fail' | 'skip' | 'replace'
+  now?: () => number
+}): { created: number; updated: number; skipped: number; expired: number }
 
 /** An ephemeral memory for tests: empty, shared by all handles, deleted on `dispose()` or exit. */
 export interface TestMemory {
   /** The memory of the test gene (`geneId`, default `TEST_GENE_ID`). */
   memory: GeneMemoryAccess
-  /** The same memory as another gene sees it. */
+  /** The same memory as another gene sees it; `geneId` must be a v2 id (else `MEMORY_INVALID_INPUT`). */
   forGene(geneId: string, domain?: string): GeneMemoryAccess
+  /**
+   * Where the memory lives: `new GeneMemoryAccess({ agentId, root, geneId, domain })` reaches
+   * the same memory, for instance from a worker thread (the `rotifer` CLI runs genes in one).
+   */
+  readonly agentId: string
+  readonly root: string
+  /** Deletes the memory; every later call on its handles throws `MEMORY_STORAGE_ERROR` saying so. */
   dispose(): void
 }
 
 export declare function createTestMemory(options?: {
+  /** A v2 id (`rotifer gene id <gene>` prints a gene's); anything else is `MEMORY_INVALID_INPUT`. Default `TEST_GENE_ID`. */
   geneId?: string
   domain?: string
   quota?: string | number

@@ -32,6 +32,7 @@ const EXPECTED_ROWS = [
   'concurrency-2',
   'concurrency-4',
   'memory-query',
+  'gene-start',
 ]
 
 /** Rows measured on the schema copy too (a ratio against it, as well as against the lean store). */
@@ -92,6 +93,25 @@ test('bench/run.js --quick prints every row with a ratio and a verdict and write
     assert.equal((bySize.match(/<circle /g) ?? []).length, 3 * 3 * results.growth.length)
     const conc = fs.readFileSync(path.join(chartDir, 'bench-concurrency.svg'), 'utf8')
     assert.equal((conc.match(/<rect x=/g) ?? []).length, 2 * 3, 'ours and the lean store for 1, 2 and 4 processes')
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('bench/bundle.js prints export and import rows and writes valid JSON', { timeout: 120_000 }, () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-bench-test-'))
+  try {
+    const out = path.join(dir, 'bundle.json')
+    const script = path.join(__dirname, '..', 'bench', 'bundle.js')
+    const p = spawnSync(process.execPath, [script, '--quick', '--entries', '200', '--out', out], { encoding: 'utf8', timeout: 110_000 })
+    assert.equal(p.status, 0, `bench/bundle.js exited with ${p.status}:\n${p.stderr}`)
+    assert.match(p.stdout, /^200 entries, 100-byte values, bundle [\d.]+ MiB, median of 3 rounds/)
+    for (const row of ['exportAgentMemory to a Buffer', 'exportAgentMemory to a file', 'importAgentMemory into an empty agent']) {
+      assert.match(p.stdout, new RegExp(`\\| ${row}.* \\| [\\d.]+ ms \\| [\\d.]+ µs \\|`), row)
+    }
+    const results = JSON.parse(fs.readFileSync(out, 'utf8'))
+    assert.equal(results.entries, 200)
+    assert.deepEqual(Object.keys(results.medianMs), ['export', 'exportFile', 'import'])
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }

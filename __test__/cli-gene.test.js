@@ -6,7 +6,7 @@ const { test, describe } = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const { rotifer, rotiferWithEnv, json, makeProject, addGene, addFormatter, PROBE, steps, createAgent, oneErrorLine } = require('./cli-harness')
+const { rotifer, rotiferWithEnv, json, makeProject, addGene, addFormatter, PROBE, steps, createAgent, oneErrorLine, stateFiles } = require('./cli-harness')
 
 /** Every file under `.rotifer/` with its content, to prove a command changed none. */
 function snapshot(root) {
@@ -39,7 +39,7 @@ describe('rotifer run', () => {
     assert.equal(r.status, 1)
     assert.equal(r.stdout, '')
     assert.match(oneErrorLine(r), /^error: gene "formatter" \(v2:[0-9a-f]{64}\) failed: MEMORY_ACCESS_DENIED: .*\(at genes\/formatter\/index\.ts:\d+:\d+\)$/)
-    assert.equal(fs.existsSync(path.join(root, '.rotifer')), false)
+    assert.deepEqual(stateFiles(root), [], 'only the transpile cache')
   })
 
   test("an agent's memory stays out of reach of a standalone run", (t) => {
@@ -123,7 +123,7 @@ exports.express = function express(input, ctx) {
       assert.match(r.stdout, /\n {2}ok {4}case 1\n {2}ok {4}case 2: reads\n2 passed, 0 failed\n$/)
       assert.deepEqual(fs.readdirSync(tmp), [], 'the test memory is deleted')
     }
-    assert.equal(fs.existsSync(path.join(root, '.rotifer')), false, 'no project memory or log')
+    assert.deepEqual(stateFiles(root), [], 'no project memory or log')
   })
 
   test('the spec formatter suite passes; a failing case is reported and exits non-zero', (t) => {

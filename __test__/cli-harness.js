@@ -120,6 +120,24 @@ function createAgent(root, name, genes, ...options) {
   return readAgent(root, id)
 }
 
+/**
+ * Everything under `.rotifer/` but the transpile cache (`.rotifer/cache/`): the memory, logs and
+ * agent records a command may not touch when it must not.
+ */
+function stateFiles(root) {
+  const out = []
+  const walk = (dir) => {
+    for (const f of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+      const p = path.join(dir, f)
+      if (p === path.join(root, '.rotifer', 'cache')) continue
+      if (fs.statSync(p).isDirectory()) walk(p)
+      else out.push(path.relative(root, p))
+    }
+  }
+  walk(path.join(root, '.rotifer'))
+  return out
+}
+
 /** stderr of a failure: exactly one line. */
 function oneErrorLine(result) {
   const lines = result.stderr.split('\n').filter((l) => l !== '')
@@ -129,5 +147,5 @@ function oneErrorLine(result) {
 
 module.exports = {
   REPO, BIN, rotifer, rotiferWithEnv, json, makeProject, addGene, addFormatter, phenotypeOf, PROBE, steps, v2IdOf,
-  agentFiles, readAgent, createAgent, oneErrorLine,
+  agentFiles, readAgent, createAgent, oneErrorLine, stateFiles,
 }

@@ -13,8 +13,17 @@ const COMMANDS = {
   'agent create': /^Usage: rotifer agent create <name> --genes <gene…> \[--memory-quota=<size>\] \[--allow-anonymization\] \[--max-retention-days=<N>\]/,
   'agent run': /^Usage: rotifer agent run <agent> --input <json>/,
   'agent memory': /^Usage: rotifer agent memory <command>/,
-  'agent memory list': /^Usage: rotifer agent memory list <agent> \[--category <C>\] \[--json\]/,
-  'agent memory delete': /^Usage: rotifer agent memory delete <agent> \(--key <K> \| --category <C>\)/,
+  'agent list': /^Usage: rotifer agent list \[--json\]/,
+  'agent show': /^Usage: rotifer agent show <agent> \[--json\]/,
+  'agent memory list': /^Usage: rotifer agent memory list <agent> \[--category <C>\] \[--key-prefix <p>\] \[--wide\] \[--json\]/,
+  'agent memory get': /^Usage: rotifer agent memory get <agent> <key> \[--json\]/,
+  'agent memory log': /^Usage: rotifer agent memory log <agent> \[--since <time>\] \[--action <a>\] \[--key-prefix <p>\] \[--json\]/,
+  'agent memory delete': /^Usage: rotifer agent memory delete <agent> \(--key <K> \| --category <C> \| --key-prefix <p>\) \[--yes\]/,
+  'agent memory export': /^Usage: rotifer agent memory export <agent> \[--output <file>\] \[--include-cache\]/,
+  'agent memory import': /^Usage: rotifer agent memory import <agent> <file> \[--on-conflict fail\|skip\|replace\]/,
+  gene: /^Usage: rotifer gene <command>/,
+  'gene list': /^Usage: rotifer gene list \[--json\]/,
+  'gene id': /^Usage: rotifer gene id <gene>/,
   run: /^Usage: rotifer run <gene> --input <json>/,
   test: /^Usage: rotifer test <gene>/,
 }
@@ -32,16 +41,16 @@ test('--help on every command prints its usage, exits 0 and runs nothing', (t) =
   assert.match(rotifer(root, 'agent', 'memory', 'delete', '-h').stdout, COMMANDS['agent memory delete'])
   assert.equal(fs.existsSync(path.join(root, '.rotifer')), false)
   // Groups list their commands.
-  assert.match(rotifer(root, 'agent', '--help').stdout, /\n {2}create .*\n {2}run .*\n {2}memory /)
-  assert.match(rotifer(root, '--help').stdout, /\n {2}agent .*\n {2}run .*\n {2}test /)
+  assert.match(rotifer(root, 'agent', '--help').stdout, /\n {2}create .*\n {2}list .*\n {2}show .*\n {2}run .*\n {2}memory /)
+  assert.match(rotifer(root, '--help').stdout, /\n {2}agent .*\n {2}gene .*\n {2}run .*\n {2}test /)
 })
 
 test('a wrong command line is one error line and exit code 2', (t) => {
   const root = makeProject(t)
   const cases = [
-    [[], /^error: rotifer: missing command: agent, run or test/],
+    [[], /^error: rotifer: missing command: agent, gene, run or test/],
     [['bogus'], /^error: rotifer: unknown command "bogus" \(see rotifer --help\)$/],
-    [['agent', 'memory'], /missing command: list or delete/],
+    [['agent', 'memory'], /missing command: list, get, log, delete, export or import/],
     [['agent', 'create', 'x', '--genes', 'g', '--nope'], /^error: rotifer agent create: unknown option --nope/],
     [['agent', 'create', 'x', '--genes', 'g', '--allow-anonymization=yes'], /--allow-anonymization takes no value/],
     [['agent', 'create', 'x', '--genes'], /--genes needs at least one value/],
@@ -50,6 +59,13 @@ test('a wrong command line is one error line and exit code 2', (t) => {
     [['agent', 'memory', 'delete', 'a', '--key', 'k', '--key', 'j'], /--key is given more than once/],
     [['run', 'gene', '--input'], /--input needs a value/],
     [['test'], /missing <gene>/],
+    [['gene', 'id'], /missing <gene>/],
+    // Close names are suggested.
+    [['agnet'], /^error: rotifer: unknown command "agnet"; did you mean "agent"\? \(see rotifer --help\)$/],
+    [['gene', 'lst'], /unknown command "lst"; did you mean "list"\?/],
+    [['agent', 'memory', 'list', 'a', '--categroy', 'CACHE'], /unknown option --categroy; did you mean "--category"\?/],
+    // --input must be JSON: a usage error, before any agent or gene is looked at.
+    [['run', 'absent', '--input', '{'], /^error: rotifer run: --input is not valid JSON \(.*\); quote it for the shell/],
   ]
   for (const [args, message] of cases) {
     const r = rotifer(root, ...args)

@@ -58,10 +58,11 @@ describe('rotifer agent memory list', () => {
     assert.equal(r.status, 0, r.stderr)
     assert.ok(!r.stdout.includes(SECRET), 'no value is shown')
     const lines = r.stdout.trimEnd().split('\n')
-    assert.match(lines[0], /^Agent "keeper" \([0-9a-f-]{36}\): 4 entries, \d+ bytes of 64 KB quota$/)
-    assert.match(lines[2], /^KEY\s+CATEGORY\s+SIZE\s+CREATED BY\s+UPDATED$/)
+    assert.match(lines[0], /^Agent "keeper" \([0-9a-f-]{36}\): 4 entries, \d+ bytes of 64KB quota$/)
+    assert.match(lines[2], /^KEY\s+CATEGORY\s+SIZE\s+CREATED BY\s+UPDATED \(UTC\)$/)
     const row = lines.find((l) => l.startsWith('pref/a '))
-    assert.deepEqual(row.split(/\s+/), ['pref/a', 'PREFERENCE', String(entry.size), entry.createdBy, '(probe)', entry.updatedAt])
+    const when = entry.updatedAt.slice(0, 19).split('T')
+    assert.deepEqual(row.split(/\s+/), ['pref/a', 'PREFERENCE', String(entry.size), 'B', `${entry.createdBy.slice(0, 11)}…`, '(probe)', ...when])
     assert.equal(lines.length, 3 + 4)
   })
 
@@ -87,12 +88,12 @@ describe('rotifer agent memory list', () => {
 })
 
 describe('rotifer agent memory delete', () => {
-  test('exactly one of --key and --category', (t) => {
+  test('--key alone, or --category and/or --key-prefix', (t) => {
     const { root } = seeded(t)
-    for (const args of [[], ['--key', 'ctx', '--category', 'CACHE']]) {
+    for (const args of [[], ['--key', 'ctx', '--category', 'CACHE'], ['--key', 'ctx', '--key-prefix', 'c']]) {
       const r = rotifer(root, 'agent', 'memory', 'delete', 'keeper', ...args)
       assert.equal(r.status, 2)
-      assert.match(oneErrorLine(r), /exactly one of --key <K> and --category <C>/)
+      assert.match(oneErrorLine(r), /give --key <K> alone, or --category <C> and\/or --key-prefix <p>/)
     }
     assert.equal(list(root, 'keeper').length, 4, 'nothing deleted')
   })

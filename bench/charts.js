@@ -144,9 +144,12 @@ function concurrency(out) {
   return svg(W, H, body)
 }
 
-/** Every ratio that has a target, as a bar, with its target marked. */
+/** Rows whose ratio is against the lean store and has a target (not rows with another baseline). */
+const againstLean = (r) => r.limit != null && (r.kind === 'time' || r.kind === 'growth') && !r.baselineIs
+
+/** Every such ratio, as a bar, with its target marked. */
 function ratios(out) {
-  const rows = out.rows.filter((r) => r.limit != null && (r.kind === 'time' || r.kind === 'growth'))
+  const rows = out.rows.filter(againstLean)
   const W = 900
   const rowH = 26
   const top = 56
@@ -184,7 +187,7 @@ function write(out, dir) {
   }
   if (out.growth?.length >= 2) put('bench-cost-by-size.svg', costBySize(out))
   if (out.concurrency?.length) put('bench-concurrency.svg', concurrency(out))
-  if (out.rows.some((r) => r.limit != null && (r.kind === 'time' || r.kind === 'growth'))) put('bench-ratios.svg', ratios(out))
+  if (out.rows.some(againstLean)) put('bench-ratios.svg', ratios(out))
   return written
 }
 

@@ -10,8 +10,8 @@
 // with every target, its ratio and whether it is met, writes the results as JSON
 // (bench/results.json; bench/results-quick.json with --quick) and draws SVG charts from them
 // (into docs/ after a full run; with --quick only where --charts says). Sections: main, evict,
-// open, growth, wal, concurrency, memory. Exits 0 whether targets are met or not; non-zero only
-// if the benchmark itself failed.
+// open, growth, wal, concurrency, memory, gene (bench/gene-start.js). Exits 0 whether targets
+// are met or not; non-zero only if the benchmark itself failed.
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -22,6 +22,7 @@ const { settle, startTimer, useClock, median, interleave, alternate, merge, grow
 const S = require('./stores')
 const R = require('./rows')
 const charts = require('./charts')
+const { geneSection } = require('./gene-start')
 
 const MiB = 1024 * 1024
 const BIG_QUOTA = 1024 * MiB
@@ -57,7 +58,7 @@ const QUICK = {
   memory: { runs: 1, entries: 64, valueBytes: 65_000 },
 }
 
-const SECTIONS = ['main', 'evict', 'open', 'growth', 'wal', 'concurrency', 'memory']
+const SECTIONS = ['main', 'evict', 'open', 'growth', 'wal', 'concurrency', 'memory', 'gene']
 
 function parseArgs(argv) {
   const o = { quick: false, out: null, only: SECTIONS, clock: 'wall', charts: undefined }
@@ -647,6 +648,7 @@ function report(out) {
     `Ratios are ours ÷ the lean hand-rolled store ("lean"); "ratio vs copy": ours ÷ the store that copies our schema.\n` +
     `Times and ratios on ${out.clock === 'cpu' ? 'CPU' : 'wall'} time; "ratio (${other})": the same ratio on ${other === 'cpu' ? 'CPU' : 'wall'} time.\n\n`
   text += table(['operation', 'ours', 'lean', 'ratio', `ratio (${other})`, 'schema copy', 'ratio vs copy', 'target', 'verdict'], lines) + '\n'
+  for (const r of out.rows.filter((x) => x.baselineIs)) text += `\n${r.label}: the "lean" column holds ${r.baselineIs}.\n`
   if (out.growth) {
     const g = []
     for (const p of out.growth) {
@@ -737,6 +739,7 @@ async function main() {
     if (opts.only.includes('wal')) await walSection(cfg, tmp, out)
     if (opts.only.includes('concurrency')) await concurrencySection(cfg, tmp, out)
     if (opts.only.includes('memory')) await memorySection(cfg, tmp, out)
+    if (opts.only.includes('gene')) geneSection(cfg, tmp, out, progress)
   } finally {
     cleanup()
   }

@@ -1,9 +1,11 @@
 'use strict'
 // The Agent Memory API end to end, through the real `rotifer` CLI.
 //
-// In a fresh temporary project holding the formatter gene of examples/formatter/, this creates
-// an agent with a memory quota, runs it twice (first with indent 4, then with no indent: the
-// gene uses the indent it remembered), lists the agent's memory, and runs the gene's test suite.
+// In a fresh temporary project holding the genes of examples/formatter/ (the formatter, in
+// TypeScript, and the counter, a WASM gene written in WAT and compiled here with wabt), this
+// creates an agent running both in sequence with a memory quota, runs it twice (first with
+// indent 4, then with no indent: the formatter uses the indent it remembered, and the counter
+// counts the runs it remembered), lists the agent's memory, and runs both genes' test suites.
 // Run it with `npm run demo` (builds the addon first) or `node examples/demo.js [--keep]`;
 // --keep leaves the temporary project in place to explore.
 
@@ -12,13 +14,18 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 
+const { compileWat } = require('../scripts/wat')
+
 const BIN = path.join(__dirname, '..', 'bin', 'rotifer.js')
-const GENE = path.join(__dirname, 'formatter', 'genes', 'formatter')
+const GENES = path.join(__dirname, 'formatter', 'genes')
 const keep = process.argv.includes('--keep')
 
 const project = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-demo-'))
 fs.writeFileSync(path.join(project, 'rotifer.json'), JSON.stringify({ name: 'formatter-demo' }, null, 2) + '\n')
-fs.cpSync(GENE, path.join(project, 'genes', 'formatter'), { recursive: true })
+for (const gene of ['formatter', 'counter']) {
+  // gene.wasm is built below from gene.wat, not copied (`npm run build:examples` makes one too).
+  fs.cpSync(path.join(GENES, gene), path.join(project, 'genes', gene), { recursive: true, filter: (src) => !src.endsWith('.wasm') })
+}
 
 function say(text) {
   process.stdout.write(`\n${text}\n`)
@@ -42,28 +49,39 @@ function fail(message) {
 
 const CODE = 'function greet(name) {\n  if (name) {\n    return "hi " + name;\n  }\n}'
 
-say(`A fresh project at ${project}, with the formatter gene in genes/formatter/.`)
-say('1. Create an agent that runs the formatter, with a 1 MB memory quota:')
-rotifer('agent', 'create', 'demo-agent', '--genes', 'formatter', '--memory-quota=1MB')
+async function main() {
+  const counter = path.join(project, 'genes', 'counter')
+  fs.writeFileSync(path.join(counter, 'gene.wasm'), await compileWat(fs.readFileSync(path.join(counter, 'gene.wat'), 'utf8'), 'genes/counter/gene.wat'))
 
-say('2. Run it asking for an indent of 4: the gene uses it and remembers it (a PREFERENCE entry):')
-const first = JSON.parse(rotifer('agent', 'run', 'demo-agent', '--input', JSON.stringify({ code: CODE, indent: 4 })))
+  say(`A fresh project at ${project}, with two genes: genes/formatter/ (TypeScript) and genes/counter/\n` +
+    '(WAT compiled to gene.wasm: a WASM gene using the memory host functions).')
+  say('1. Create an agent that runs the formatter, then the counter (composition Seq), with a 1 MB memory quota:')
+  rotifer('agent', 'create', 'demo-agent', '--genes', 'formatter', 'counter', '--memory-quota=1MB')
 
-say('3. Run it again without an indent: the gene reads the one it remembered:')
-const second = JSON.parse(rotifer('agent', 'run', 'demo-agent', '--input', JSON.stringify({ code: CODE })))
-if (first.indent !== 4 || second.indent !== 4) fail(`expected indent 4 in both runs, got ${first.indent} and ${second.indent}`)
-say(`   The second run used indent ${second.indent}, remembered from the first run:`)
-process.stdout.write(second.formatted.replace(/^/gm, '     | ') + '\n')
+  say('2. Run it asking for an indent of 4: the formatter uses it and remembers it (a PREFERENCE entry);\n' +
+    '   the counter counts this first run in memory (a PATTERN entry) and logs it on stderr:')
+  const first = JSON.parse(rotifer('agent', 'run', 'demo-agent', '--input', JSON.stringify({ code: CODE, indent: 4 })))
 
-say("4. The deployer's view of the agent's memory (values are never shown):")
-rotifer('agent', 'memory', 'list', 'demo-agent')
+  say('3. Run it again without an indent: the formatter reads the one it remembered, the counter counts on:')
+  const second = JSON.parse(rotifer('agent', 'run', 'demo-agent', '--input', JSON.stringify({ code: CODE })))
+  if (first.indent !== 4 || second.indent !== 4) fail(`expected indent 4 in both runs, got ${first.indent} and ${second.indent}`)
+  if (first.runs !== 1 || second.runs !== 2) fail(`expected runs 1 then 2, got ${first.runs} and ${second.runs}`)
+  say(`   The second run used indent ${second.indent}, remembered from the first run, and is run number ${second.runs}:`)
+  process.stdout.write(second.formatted.replace(/^/gm, '     | ') + '\n')
 
-say("5. The gene's own test suite runs against a throw-away test memory, not the agent's:")
-rotifer('test', 'formatter')
+  say("4. The deployer's view of the agent's memory: one entry per gene, each created with the gene's v2 id (values are never shown):")
+  rotifer('agent', 'memory', 'list', 'demo-agent')
 
-if (keep) {
-  say(`Done. The project is kept at ${project}; try: cd ${project} && node ${BIN} --help`)
-} else {
-  fs.rmSync(project, { recursive: true, force: true })
-  say('Done. The temporary project has been removed (run with --keep to explore it).')
+  say("5. The genes' own test suites run against a throw-away test memory, not the agent's:")
+  rotifer('test', 'formatter')
+  rotifer('test', 'counter')
+
+  if (keep) {
+    say(`Done. The project is kept at ${project}; try: cd ${project} && node ${BIN} --help`)
+  } else {
+    fs.rmSync(project, { recursive: true, force: true })
+    say('Done. The temporary project has been removed (run with --keep to explore it).')
+  }
 }
+
+main().catch((e) => fail(e.message))

@@ -14,8 +14,12 @@ const KNOWN = new Set(MEMORY_ERROR_CODES)
 /** Every failure of the memory API throws one of these (R-ERR-1). */
 class MemoryError extends Error {
   constructor(code, message, options) {
+    // A misspelt code would silently become another failure: refuse it.
+    if (!KNOWN.has(code)) {
+      throw new TypeError(`MemoryError code must be one of ${MEMORY_ERROR_CODES.join(', ')}, not ${JSON.stringify(code)}`)
+    }
     super(message, options)
-    this.code = KNOWN.has(code) ? code : 'MEMORY_STORAGE_ERROR'
+    this.code = code
   }
 }
 

@@ -32,6 +32,10 @@ function makeEntry(
   }
 }
 
+function disposedError() {
+  return new MemoryError('MEMORY_STORAGE_ERROR', 'this test memory was disposed (its files are deleted); create a new one with createTestMemory()')
+}
+
 function unavailable() {
   return new MemoryError('MEMORY_STORAGE_ERROR', 'native binding unavailable')
 }
@@ -65,6 +69,10 @@ function create(native) {
       deleteAgentMemory: fail,
       createTestMemory: fail,
       createMemoryImports: fail,
+      inspectAgentMemory: fail,
+      getAgentMemory: fail,
+      exportAgentMemory: fail,
+      importAgentMemory: fail,
       TEST_GENE_ID,
     }
   }
@@ -115,6 +123,25 @@ function create(native) {
     }
   }
 
+  /** A handle of a test memory: once the memory is disposed, every call says so. */
+  class TestGeneMemoryAccess extends GeneMemoryAccess {
+    #isDisposed
+
+    constructor(options, isDisposed) {
+      super(options)
+      this.#isDisposed = isDisposed
+    }
+
+    #check() {
+      if (this.#isDisposed()) throw disposedError()
+    }
+
+    readMemory(...args) { this.#check(); return super.readMemory(...args) }
+    writeMemory(...args) { this.#check(); return super.writeMemory(...args) }
+    queryMemory(...args) { this.#check(); return super.queryMemory(...args) }
+    deleteMemory(...args) { this.#check(); return super.deleteMemory(...args) }
+  }
+
   function call(fn) {
     try {
       return fn()
@@ -128,6 +155,15 @@ function create(native) {
   const parseMemoryQuota = (text) => call(() => native.parseMemoryQuota(text))
   const listAgentMemory = (options) => call(() => native.listAgentMemory(options, clockOf(options)?.()))
   const deleteAgentMemory = (options) => call(() => native.deleteAgentMemory(options, clockOf(options)?.()))
+  const inspectAgentMemory = (options) => call(() => native.inspectAgentMemory(options, clockOf(options)?.()))
+  const getAgentMemory = (options) => call(() => native.getAgentMemory(options, clockOf(options)?.(), makeEntry))
+  const exportAgentMemory = (options) => call(() => native.exportAgentMemory(options, clockOf(options)?.()))
+  // The bundle goes over on its own, so that a large one is copied once and never as an option.
+  const importAgentMemory = (options) => call(() => {
+    const isObject = options !== null && typeof options === 'object'
+    const bundle = isObject ? options.bundle : undefined
+    return native.importAgentMemory(isObject ? { ...options, bundle: undefined } : options, bundle, clockOf(options)?.())
+  })
 
   // Test memories still open; each is deleted when the process exits (R-HOST-4).
   const openTestMemories = new Set()
@@ -146,8 +182,12 @@ function create(native) {
         })
       }
       openTestMemories.add(store)
-      const forGene = (geneId, domain) =>
-        new GeneMemoryAccess({ agentId: store.agentId, root: store.root, geneId, domain, now })
+      let disposed = false
+      const forGene = (geneId, domain) => {
+        if (disposed) throw disposedError()
+        call(() => store.checkGeneId(geneId))
+        return new TestGeneMemoryAccess({ agentId: store.agentId, root: store.root, geneId, domain, now }, () => disposed)
+      }
       let memory
       try {
         memory = forGene(opts.geneId === undefined ? TEST_GENE_ID : opts.geneId, opts.domain)
@@ -159,7 +199,12 @@ function create(native) {
       return {
         memory,
         forGene,
+        // Where the memory lives: with a gene's id, enough for `new GeneMemoryAccess` in another
+        // thread (a worker) to reach this same memory.
+        agentId: store.agentId,
+        root: store.root,
         dispose() {
+          disposed = true
           openTestMemories.delete(store)
           store.dispose()
         },
@@ -175,6 +220,10 @@ function create(native) {
     listAgentMemory,
     deleteAgentMemory,
     createTestMemory,
+    inspectAgentMemory,
+    getAgentMemory,
+    exportAgentMemory,
+    importAgentMemory,
     createMemoryImports: memoryImportsFor(native, clockOf),
     TEST_GENE_ID,
   }

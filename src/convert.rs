@@ -35,6 +35,7 @@ impl JsAny {
     pub fn to_arg(&self) -> Result<Arg, MemoryError> {
         unsafe { to_arg(self.env, self.value, 0) }
     }
+
 }
 
 /// A JS value built here, handed back as it is.
@@ -178,6 +179,36 @@ unsafe fn object_to_arg(env: sys::napi_env, v: sys::napi_value, depth: u32) -> R
         fields.push((name_str, to_arg(env, value, depth + 1)?));
     }
     Ok(Arg::Object(fields))
+}
+
+impl JsAny {
+    /// The bytes of a `Uint8Array` of any length (a bundle, not a value), or a string's
+    /// UTF-8; for anything else the `Arg`, for the core to name in its message.
+    pub fn to_bulk_bytes(&self) -> Result<Result<Vec<u8>, Arg>, MemoryError> {
+        unsafe {
+            let mut is = false;
+            check!(sys::napi_is_typedarray(self.env, self.value, &mut is), "is_typedarray");
+            if is {
+                let mut kind = 0;
+                let mut length = 0usize;
+                let mut data: *mut std::ffi::c_void = ptr::null_mut();
+                let mut buffer = ptr::null_mut();
+                let mut offset = 0usize;
+                check!(
+                    sys::napi_get_typedarray_info(self.env, self.value, &mut kind, &mut length, &mut data, &mut buffer, &mut offset),
+                    "typedarray"
+                );
+                if kind == sys::TypedarrayType::uint8_array {
+                    let bytes = if length == 0 || data.is_null() { Vec::new() } else { std::slice::from_raw_parts(data as *const u8, length).to_vec() };
+                    return Ok(Ok(bytes));
+                }
+            }
+        }
+        Ok(match self.to_arg()? {
+            Arg::Str(s) => Ok(s.into_bytes()),
+            other => Err(other),
+        })
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,13 +6,14 @@
 //! them into `MemoryError`.
 
 mod convert;
+mod deployer;
 mod wasm;
 
 use convert::{Builder, JsAny, JsOut};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use rotifer_memory_core::memory::AgentOptions;
-use rotifer_memory_core::model::{parse_data_policy, parse_optional_category, parse_quota_arg};
+use rotifer_memory_core::model::{check_test_gene_id, parse_data_policy, parse_key_prefix, parse_optional_category, parse_quota_arg};
 use rotifer_memory_core::{time, Arg, GeneMemory, GeneOptions, MemoryError, TestMemory};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -154,27 +155,28 @@ pub fn parse_memory_quota(text: JsAny) -> Result<f64, String> {
     })
 }
 
-/// `listAgentMemory({ agentId, root?, category? }, now)`.
+/// `listAgentMemory({ agentId, root?, category?, keyPrefix? }, now)`.
 #[napi]
 pub fn list_agent_memory(env: Env, options: JsAny, now: JsAny) -> Result<JsOut, String> {
     guard(|| {
         let arg = options.to_arg()?;
-        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "category", "now"])?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "category", "keyPrefix", "now"])?;
         let category = parse_optional_category(o.get("category").unwrap_or(&Arg::Undefined))?;
-        let list = rotifer_memory_core::list_agent_memory(&o.layout, &o.agent_id, category, now_ms(&now)?)?;
+        let prefix = parse_key_prefix("keyPrefix", o.get("keyPrefix").unwrap_or(&Arg::Undefined))?;
+        let list = rotifer_memory_core::memory::list_agent_memory_matching(&o.layout, &o.agent_id, category, prefix.as_deref(), now_ms(&now)?)?;
         let b = Builder::new(env.raw());
         let items = list.iter().map(|l| b.listing(l)).collect::<CoreResult<Vec<_>>>()?;
         Ok(JsOut(b.array(&items)?))
     })
 }
 
-/// `deleteAgentMemory({ agentId, root?, key? , category? }, now)`: how many were deleted.
+/// `deleteAgentMemory({ agentId, root?, key? , category?, keyPrefix? }, now)`: how many were deleted.
 #[napi]
 pub fn delete_agent_memory(options: JsAny, now: JsAny) -> Result<f64, String> {
     guard(|| {
         let arg = options.to_arg()?;
-        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "key", "category", "now"])?;
-        let n = rotifer_memory_core::delete_agent_memory(&o.layout, &o.agent_id, o.get("key"), o.get("category"), now_ms(&now)?)?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "key", "category", "keyPrefix", "now"])?;
+        let n = rotifer_memory_core::memory::delete_agent_memory_matching(&o.layout, &o.agent_id, o.get("key"), o.get("category"), o.get("keyPrefix"), now_ms(&now)?)?;
         Ok(n as f64)
     })
 }
@@ -197,6 +199,7 @@ impl NativeTestMemory {
             let get = |n: &str| fields.iter().find(|f| f.0 == n).map(|f| f.1);
             let quota = parse_quota_arg(get("quota"))?;
             let policy = parse_data_policy(get("dataPolicy").unwrap_or(&Arg::Undefined))?;
+            check_test_gene_id(get("geneId").unwrap_or(&Arg::Undefined))?;
             Ok(NativeTestMemory { inner: TestMemory::create(quota, policy)? })
         })
     }
@@ -205,6 +208,12 @@ impl NativeTestMemory {
     #[napi(getter)]
     pub fn root(&self) -> String {
         self.inner.root().to_string_lossy().into_owned()
+    }
+
+    /// Refuses a `forGene` id that is not a v2 id (see `check_test_gene_id`).
+    #[napi]
+    pub fn check_gene_id(&self, gene_id: JsAny) -> Result<(), String> {
+        guard(|| check_test_gene_id(&gene_id.to_arg()?))
     }
 
     #[napi(getter)]

@@ -210,7 +210,7 @@ fn write_json_line<T: Serialize>(out: &mut Vec<u8>, value: &T) {
 
 /// JSON allows U+0085, U+2028 and U+2029 raw inside strings, but many line readers (Python's
 /// `splitlines`, log shippers) end a line there: escaped, a key holding them cannot start a line.
-fn escape_line_separators(out: &mut Vec<u8>, start: usize) {
+pub(crate) fn escape_line_separators(out: &mut Vec<u8>, start: usize) {
     let line = &out[start..];
     if !line.windows(2).any(|w| w == [0xE2, 0x80] || w == [0xC2, 0x85]) {
         return;

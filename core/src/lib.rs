@@ -3,13 +3,16 @@
 //! One module per concern: `model` (entries and validation), `access` (who may do what),
 //! `quota` (quota text), `store` (SQLite), `integrity` (is the database file still the one
 //! opened?), `audit` (audit and telemetry lines), `layout` (files and folders), `memory` (the
-//! calls), `wasm` (the host-call JSON protocol).
+//! calls), `inspect` (the deployer's read-only views), `bundle` (export and import, R-MIG),
+//! `wasm` (the host-call JSON protocol).
 //! Front ends hand in `Arg`s, so JS and WASM callers share one validation.
 
 pub mod access;
 pub mod arg;
 pub mod audit;
+pub mod bundle;
 pub mod error;
+pub mod inspect;
 pub mod integrity;
 pub mod layout;
 pub mod memory;

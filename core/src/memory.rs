@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 const NO_AGENT: &str = "memory works only inside an agent: this gene runs on its own (no agentId), so every memory call is denied. Run it with `rotifer agent run`, or use `rotifer test` / createTestMemory() to try it";
-const NO_GENE_ID: &str = "this gene has no valid v2 id (v2: followed by 64 lower-case hex digits), so every memory call is denied; give GeneMemoryOptions.geneId the id that `rotifer compile` prints as Gene ID (v2)";
+const NO_GENE_ID: &str = "this gene has no valid v2 id (v2: followed by 64 lower-case hex digits), so every memory call is denied; give GeneMemoryOptions.geneId the id that `rotifer gene id <gene>` prints";
 
 /// What a `GeneMemoryAccess` is opened with (§12), validated.
 #[derive(Debug, Clone, Default)]
@@ -392,10 +392,10 @@ fn make_room(tx: &mut Tx<'_, '_>, gene: &Gene, key: &str, need: u64, subject: Su
     let facts = QuotaFacts { quota: tx.agent.quota, used: tx.agent.used, evictable: freed, needed: need };
     tx.batch.record(Action::QuotaReject, Actor::Gene(&gene.id), subject, Some(facts));
     Err(MemoryError::quota(format!(
-        "writing {:?} ({} bytes) needs {need} more bytes than the quota of {} allows, and evicting every CACHE, PATTERN and CONTEXT entry would free only {freed}; nothing was written or evicted. Delete entries (PREFERENCE entries are never evicted) or raise the quota",
+        "writing {:?} ({} bytes) needs {need} more bytes than the quota of {} allows, and evicting every CACHE, PATTERN and CONTEXT entry would free only {freed} bytes; nothing was written or evicted. Delete entries (PREFERENCE entries are never evicted) or raise the quota",
         key,
         subject.size.unwrap_or(0),
-        tx.agent.quota
+        crate::quota::describe_quota(tx.agent.quota)
     )))
 }
 
@@ -501,12 +501,25 @@ pub fn ensure_agent_memory(layout: &Layout, agent_id: &str, quota: u64, policy: 
 /// Every live entry of the agent, by key, ignoring access policies. An agent whose memory was
 /// never created has none (and none is created).
 pub fn list_agent_memory(layout: &Layout, agent_id: &str, category: Option<Category>, now: i64) -> Result<Vec<Listing>> {
+    list_agent_memory_matching(layout, agent_id, category, None, now)
+}
+
+/// `list_agent_memory` of the entries whose key starts with `key_prefix` (a plain byte prefix).
+pub fn list_agent_memory_matching(
+    layout: &Layout,
+    agent_id: &str,
+    category: Option<Category>,
+    key_prefix: Option<&str>,
+    now: i64,
+) -> Result<Vec<Listing>> {
     let Some(store) = AgentStore::open(layout, agent_id, IfMissing::Skip)? else { return Ok(Vec::new()) };
+    let (from, to) = key_range(key_prefix);
     let list = |conn: &Connection| -> Result<Vec<Listing>> {
         let mut stmt = conn.prepare_cached(
-            "SELECT key, category, size, created_by, updated_at FROM entries WHERE ?1 IS NULL OR category = ?1 ORDER BY key",
+            "SELECT key, category, size, created_by, updated_at FROM entries \
+             WHERE (?1 IS NULL OR category = ?1) AND (?2 IS NULL OR key >= ?2) AND (?3 IS NULL OR key < ?3) ORDER BY key",
         )?;
-        let rows = stmt.query_map([category.map(|c| c as i64)], |r| {
+        let rows = stmt.query_map(rusqlite::params![category.map(|c| c as i64), from, to], |r| {
             Ok(Listing {
                 key: String::from_utf8_lossy(&r.get::<_, Vec<u8>>(0)?).into_owned(),
                 category: Category::from_i64(r.get(1)?).unwrap_or(Category::Cache),
@@ -531,32 +544,66 @@ pub fn list_agent_memory(layout: &Layout, agent_id: &str, category: Option<Categ
 
 /// Deletes one key or a whole category, ignoring access policies; returns how many.
 pub fn delete_agent_memory(layout: &Layout, agent_id: &str, key: Option<&Arg>, category: Option<&Arg>, now: i64) -> Result<u64> {
-    let key = key.filter(|k| !matches!(k, Arg::Undefined));
-    let category = category.filter(|c| !matches!(c, Arg::Undefined));
-    let target = match (key, category) {
-        (Some(k), None) => Ok(parse_key(k)?),
-        (None, Some(c)) => Err(parse_category(c)?),
-        _ => return Err(MemoryError::invalid("give exactly one of key and category to delete")),
+    delete_agent_memory_matching(layout, agent_id, key, category, None, now)
+}
+
+/// What a deployer's delete removes: one key, or every entry of a category and/or key prefix.
+enum Doomed {
+    Key(String),
+    Matching { category: Option<Category>, key_prefix: Option<String> },
+}
+
+/// Deletes one key, or every entry of a category, of a key prefix, or of both, ignoring access
+/// policies; returns how many (a missing key is `MEMORY_NOT_FOUND`, no match otherwise is 0).
+pub fn delete_agent_memory_matching(
+    layout: &Layout,
+    agent_id: &str,
+    key: Option<&Arg>,
+    category: Option<&Arg>,
+    key_prefix: Option<&Arg>,
+    now: i64,
+) -> Result<u64> {
+    fn given(a: Option<&Arg>) -> Option<&Arg> {
+        a.filter(|a| !matches!(a, Arg::Undefined))
+    }
+    let target = match (given(key), given(category), given(key_prefix)) {
+        (Some(k), None, None) => Doomed::Key(parse_key(k)?),
+        (None, None, None) | (Some(_), _, _) => {
+            return Err(MemoryError::invalid("give exactly one of: key (alone), or category and/or keyPrefix, to say what to delete"))
+        }
+        (None, c, p) => {
+            let key_prefix = match p {
+                Some(p) => Some(parse_key_prefix("keyPrefix", p)?.ok_or_else(|| {
+                    MemoryError::invalid("keyPrefix must not be empty: to delete everything, delete each category")
+                })?),
+                None => None,
+            };
+            Doomed::Matching { category: c.map(parse_category).transpose()?, key_prefix }
+        }
     };
     check_agent_id(agent_id)?;
     let Some(store) = AgentStore::open(layout, agent_id, IfMissing::Skip)? else {
         return match target {
-            Ok(key) => Err(MemoryError::not_found(format!("no entry with key {key:?} in agent {agent_id:?}"))),
-            Err(_) => Ok(0),
+            Doomed::Key(key) => Err(MemoryError::not_found(format!("no entry with key {key:?} in agent {agent_id:?}"))),
+            Doomed::Matching { .. } => Ok(0),
         };
     };
     store.write(now, |tx| {
         // Key, category and size: all a deletion needs (values are never loaded).
         let doomed: Vec<(String, Category, u64)> = match &target {
-            Ok(key) => match load_entry(tx.conn, key)? {
+            Doomed::Key(key) => match load_entry(tx.conn, key)? {
                 Some(e) => vec![(e.entry.key, e.entry.category, e.size)],
                 None => return Err(MemoryError::not_found(format!("no entry with key {key:?} in agent {agent_id:?}"))),
             },
-            Err(category) => {
-                let mut stmt =
-                    tx.conn.prepare_cached("SELECT key, size FROM entries WHERE category = ?1 ORDER BY updated_at, seq")?;
-                let rows = stmt.query_map([*category as i64], |r| {
-                    Ok((String::from_utf8_lossy(&r.get::<_, Vec<u8>>(0)?).into_owned(), *category, r.get::<_, i64>(1)? as u64))
+            Doomed::Matching { category, key_prefix } => {
+                let (from, to) = key_range(key_prefix.as_deref());
+                let mut stmt = tx.conn.prepare_cached(
+                    "SELECT key, category, size FROM entries \
+                     WHERE (?1 IS NULL OR category = ?1) AND (?2 IS NULL OR key >= ?2) AND (?3 IS NULL OR key < ?3) ORDER BY updated_at, seq",
+                )?;
+                let rows = stmt.query_map(rusqlite::params![category.map(|c| c as i64), from, to], |r| {
+                    let c = Category::from_i64(r.get(1)?).unwrap_or(Category::Cache);
+                    Ok((String::from_utf8_lossy(&r.get::<_, Vec<u8>>(0)?).into_owned(), c, r.get::<_, i64>(2)? as u64))
                 })?;
                 rows.collect::<rusqlite::Result<_>>()?
             }
@@ -570,6 +617,14 @@ pub fn delete_agent_memory(layout: &Layout, agent_id: &str, key: Option<&Arg>, c
         tx.set_used(tx.agent.used.saturating_sub(freed));
         Ok(doomed.len() as u64)
     })
+}
+
+/// The key range `[from, to)` of a plain byte prefix; both `None` without a prefix.
+fn key_range(prefix: Option<&str>) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+    match prefix {
+        Some(p) => (Some(p.as_bytes().to_vec()), prefix_successor(p.as_bytes())),
+        None => (None, None),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

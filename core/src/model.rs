@@ -259,7 +259,7 @@ pub fn parse_optional_category(arg: &Arg) -> Result<Option<Category>> {
 }
 
 /// Checks that `fields` are exactly `expected`, with no unknown or missing one.
-fn exact_fields<'a>(what: &str, fields: &'a [(String, Arg)], expected: &[&str]) -> Result<Vec<&'a Arg>> {
+pub(crate) fn exact_fields<'a>(what: &str, fields: &'a [(String, Arg)], expected: &[&str]) -> Result<Vec<&'a Arg>> {
     for (name, _) in fields {
         if !expected.contains(&name.as_str()) {
             return Err(MemoryError::invalid(format!(
@@ -403,6 +403,17 @@ fn parse_time(field: &str, arg: &Arg) -> Result<Option<i64>> {
     }
 }
 
+/// A plain key prefix (R-API-3: no wildcards); `undefined`, `null` and `""` are not given.
+pub fn parse_key_prefix(what: &str, arg: &Arg) -> Result<Option<String>> {
+    match arg {
+        Arg::Undefined | Arg::Null => Ok(None),
+        Arg::Str(s) if s.is_empty() => Ok(None),
+        Arg::Str(s) => Ok(Some(s.clone())),
+        Arg::InvalidStr => Err(MemoryError::invalid(format!("{what} is not valid Unicode (it holds a lone UTF-16 surrogate)"))),
+        other => Err(MemoryError::invalid(format!("{what} must be a string, not {}", other.kind()))),
+    }
+}
+
 /// R-API-3: fields `undefined` or `null` are not given; unknown fields are rejected.
 pub fn parse_filter(arg: &Arg) -> Result<Filter> {
     let mut f = Filter { limit: DEFAULT_QUERY_LIMIT, ..Filter::default() };
@@ -419,19 +430,7 @@ pub fn parse_filter(arg: &Arg) -> Result<Filter> {
     for (name, v) in fields {
         match name.as_str() {
             "category" => f.category = parse_optional_category(v)?,
-            "keyPrefix" => {
-                f.key_prefix = match v {
-                    Arg::Undefined | Arg::Null => None,
-                    Arg::Str(s) if s.is_empty() => None,
-                    Arg::Str(s) => Some(s.clone()),
-                    Arg::InvalidStr => {
-                        return Err(MemoryError::invalid("filter.keyPrefix is not valid Unicode (it holds a lone UTF-16 surrogate)"))
-                    }
-                    other => {
-                        return Err(MemoryError::invalid(format!("filter.keyPrefix must be a string, not {}", other.kind())))
-                    }
-                }
-            }
+            "keyPrefix" => f.key_prefix = parse_key_prefix("filter.keyPrefix", v)?,
             "since" => f.since = parse_time("since", v)?,
             "until" => f.until = parse_time("until", v)?,
             "limit" => f.limit = parse_limit(v)?,
@@ -465,6 +464,19 @@ pub fn check_agent_id(id: &str) -> Result<()> {
 pub fn is_valid_gene_id(id: &str) -> bool {
     let b = id.as_bytes();
     b.len() == 67 && b.starts_with(b"v2:") && b[3..].iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// The gene id of a test memory (`createTestMemory({ geneId })`, `forGene`): a wrong id is the
+/// test author's mistake, refused at once rather than a memory whose every call is denied.
+pub fn check_test_gene_id(id: &Arg) -> Result<()> {
+    match id {
+        Arg::Undefined => Ok(()),
+        Arg::Str(s) if is_valid_gene_id(s) => Ok(()),
+        Arg::Str(s) => Err(MemoryError::invalid(format!(
+            "geneId {s:?} is not a v2 gene id (v2: followed by 64 lower-case hex digits); omit it to use TEST_GENE_ID, or give the id that `rotifer gene id <gene>` prints"
+        ))),
+        other => Err(MemoryError::invalid(format!("geneId must be a v2 gene id string, not {}", other.kind()))),
+    }
 }
 
 /// R-ACC-6: `^[a-z0-9]+(\.[a-z0-9]+)*$`.

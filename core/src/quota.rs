@@ -6,7 +6,7 @@ use crate::error::{MemoryError, Result};
 pub const DEFAULT_QUOTA: u64 = 10 * 1024 * 1024;
 pub const MAX_QUOTA: u64 = 1024 * 1024 * 1024 * 1024;
 
-const FORMS: &str = "a number and a unit KB, MB or GB (1 KB = 1024 bytes), such as 512KB, 50MB, 1.5GB or \"50 mb\"; more than 0 and at most 1 TB (1024GB)";
+const FORMS: &str = "a number and a unit KB, MB or GB (1 KB = 1024 bytes), such as 512KB, 50MB, 1.5GB or \"50 mb\"; more than 0 and at most 1024GB";
 
 /// Parses `50MB`, `1.5GB`, ` 512 kb ` into bytes, floored (R-QUO-2).
 pub fn parse_memory_quota(text: &str) -> Result<u64> {
@@ -40,7 +40,7 @@ pub fn parse_memory_quota(text: &str) -> Result<u64> {
         return Err(bad("is zero"));
     }
     if bytes > MAX_QUOTA as u128 {
-        return Err(bad("is over 1 TB"));
+        return Err(bad("is over 1024GB"));
     }
     Ok(bytes as u64)
 }
@@ -57,9 +57,34 @@ pub fn check_quota_bytes(n: f64) -> Result<u64> {
         Ok(n as u64)
     } else {
         Err(MemoryError::invalid(format!(
-            "memory quota {n} is not valid: give a whole number of bytes from 1 to {MAX_QUOTA}, or text: {FORMS}"
+            "memory quota {n} is not valid: give a whole number of bytes from 1 to {MAX_QUOTA} (1024GB), or text: {FORMS}"
         )))
     }
+}
+
+/// A quota for messages, in the units quotas are written in: `50MB (52428800 bytes)`,
+/// `0.5KB (512 bytes)`, `1024GB (1099511627776 bytes)`, or `1000 bytes` when no unit gives a
+/// short exact number. The CLI's `formatQuota` (lib/cli/format.js) writes the same text.
+pub fn describe_quota(bytes: u64) -> String {
+    match unit_form(bytes) {
+        Some(text) => format!("{text} ({bytes} bytes)"),
+        None if bytes == 1 => "1 byte".to_string(),
+        None => format!("{bytes} bytes"),
+    }
+}
+
+/// `bytes` as a number (at most 3 decimals, at least 0.5) and the largest unit that gives one.
+fn unit_form(bytes: u64) -> Option<String> {
+    for (unit, size) in [("GB", 1u64 << 30), ("MB", 1 << 20), ("KB", 1 << 10)] {
+        // Exact when bytes × 1000 is a multiple of the unit; at least half a unit reads well.
+        if (u128::from(bytes) * 1000) % u128::from(size) == 0 && bytes * 2 >= size {
+            let thousandths = u128::from(bytes) * 1000 / u128::from(size);
+            let (whole, frac) = (thousandths / 1000, thousandths % 1000);
+            let frac = if frac == 0 { String::new() } else { format!(".{frac:03}").trim_end_matches('0').to_string() };
+            return Some(format!("{whole}{frac}{unit}"));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -94,6 +119,22 @@ mod tests {
             let e = parse_memory_quota(bad).unwrap_err();
             assert_eq!(e.code, crate::ErrorCode::InvalidInput, "{bad}");
             assert!(e.message.contains("512KB"), "message shows the accepted forms: {}", e.message);
+        }
+    }
+
+    #[test]
+    fn quotas_in_messages() {
+        assert_eq!(describe_quota(50 * 1024 * 1024), "50MB (52428800 bytes)");
+        assert_eq!(describe_quota(512), "0.5KB (512 bytes)");
+        assert_eq!(describe_quota(MAX_QUOTA), "1024GB (1099511627776 bytes)");
+        assert_eq!(describe_quota(1536 * 1024 * 1024), "1.5GB (1610612736 bytes)");
+        assert_eq!(describe_quota(1000), "1000 bytes");
+        assert_eq!(describe_quota(1), "1 byte");
+        assert_eq!(describe_quota(2047), "2047 bytes");
+        // Every form printed parses back to the same quota.
+        for q in [512, 1024, 1536, 50 << 20, 3 << 29, MAX_QUOTA] {
+            let text = unit_form(q).unwrap();
+            assert_eq!(parse_memory_quota(&text).unwrap(), q, "{text}");
         }
     }
 

@@ -311,7 +311,7 @@ fn parse_request(call: Call, bytes: &[u8]) -> Result<Request> {
 }
 
 /// R-ENT `value` in JSON: standard base64 with padding.
-fn decode_value(v: Arg) -> Result<Arg> {
+pub(crate) fn decode_value(v: Arg) -> Result<Arg> {
     match v {
         Arg::Str(s) => BASE64.decode(s.as_bytes()).map(Arg::Bytes).map_err(|e| {
             MemoryError::invalid(format!(
@@ -335,7 +335,7 @@ fn fits(len: usize, out_cap: usize) -> Option<i32> {
     }
 }
 
-fn json_kind(a: &Arg) -> &'static str {
+pub(crate) fn json_kind(a: &Arg) -> &'static str {
     match a {
         Arg::Null => "null",
         Arg::Bool(_) => "a boolean",
@@ -348,7 +348,7 @@ fn json_kind(a: &Arg) -> &'static str {
 
 /// JSON parsed straight into an `Arg`, keeping field order and rejecting an object that names
 /// a field twice (which JSON parsers resolve differently, so it is never guessed at).
-struct JsonArg(Arg);
+pub(crate) struct JsonArg(pub(crate) Arg);
 
 impl<'de> Deserialize<'de> for JsonArg {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
@@ -412,7 +412,7 @@ impl<'de> Visitor<'de> for ArgVisitor {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct EntryJson<'a> {
+pub(crate) struct EntryJson<'a> {
     entry_id: &'a str,
     category: &'static str,
     key: &'a str,

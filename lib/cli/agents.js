@@ -1,13 +1,17 @@
 'use strict'
 // Agent records: `.rotifer/agents/<id>.json`, one per agent, holding what `rotifer agent create`
 // was told (`id`, `name`, `genome`, `composition`, `memoryQuota`, `dataPolicy`, `createdAt`).
+// `composition` is `"Seq"` (the genome in order) or a composition expression (R-RUN-4).
 // Like everything under `.rotifer/`, the folder is private (0700) and the files 0600, and they
 // are never reached through a symlink.
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { CliError } = require('./errors')
+const { CliError, UsageError } = require('./errors')
 const memory = require('../../index.js')
+const { didYouMean } = require('./suggest')
+const { projectNote } = require('./project')
+const { parseComposition, compositionOfGenes, CompositionError } = require('../runtime/composition')
 
 /** Agent names follow the memory API's agent id rule, so a name is always safe to print. */
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
@@ -104,7 +108,10 @@ function findAgent(root, ref) {
   if (named.length > 1) {
     throw new CliError(`agent name "${ref}" is ambiguous: ${named.length} agents have it (ids ${named.map((a) => a.id).join(', ')}); name the agent by its id`)
   }
-  throw new CliError(`no agent named or with id ${JSON.stringify(ref)} in ${root}; create one with: rotifer agent create <name> --genes <gene…>`)
+  const suggestion = didYouMean(ref, agents.map((a) => a.name))
+  const note = projectNote(root)
+  const hint = suggestion || note ? '' : '; create one with: rotifer agent create <name> --genes <gene…>'
+  throw new CliError(`no agent named or with id ${JSON.stringify(ref)} in ${root}${suggestion}${hint}${note}`)
 }
 
 /**
@@ -127,4 +134,37 @@ function ensureAgentMemory(root, agent, io) {
   }
 }
 
-module.exports = { agentsDir, checkAgentName, writeAgent, readAgents, findAgent, ensureAgentMemory }
+/**
+ * The composition `agent create` was given: `"Seq"` for `--genes` alone (or with `--composition
+ * Seq`), an expression for `--genes` with `--composition Par|Try`, or the expression of a JSON
+ * file named by `--composition`, checked whole.
+ */
+function readComposition(root, genes, composition) {
+  const usage = (msg) => new UsageError(msg, 'agent create')
+  const KINDS = ['Seq', 'Par', 'Try']
+  if (genes !== undefined) {
+    if (composition === undefined || composition === 'Seq') return 'Seq'
+    if (composition === 'Cond') throw usage('--composition Cond needs a predicate: write the composition in a JSON file and give --composition <file.json> (without --genes)')
+    if (!KINDS.includes(composition)) throw usage(`with --genes, --composition must be Seq, Par or Try; a composition file (${JSON.stringify(composition)}) names its genes itself, so give it without --genes`)
+    if (composition === 'Try' && genes.length < 2) throw usage('--composition Try needs at least two genes: the first, then its fallbacks in order')
+    return compositionOfGenes(composition, genes)
+  }
+  if (composition === undefined) throw usage('--genes is required (or --composition <file.json>)')
+  if (KINDS.includes(composition) || composition === 'Cond') throw usage(`--composition ${composition} composes --genes: give the genes with --genes`)
+  const file = path.resolve(composition)
+  let value
+  try {
+    value = JSON.parse(fs.readFileSync(file, 'utf8'))
+  } catch (e) {
+    throw new CliError(`composition file ${composition} ${e.code ? `cannot be read (${e.code})` : `is not valid JSON (${e.message})`}`)
+  }
+  try {
+    parseComposition(value)
+  } catch (e) {
+    if (e instanceof CompositionError) throw new CliError(`composition file ${composition}: ${e.message}`)
+    throw e
+  }
+  return value
+}
+
+module.exports = { readComposition, agentsDir, ensurePrivateDir, checkAgentName, writeAgent, readAgents, findAgent, ensureAgentMemory }

@@ -9,6 +9,7 @@
 // `--` ends the options.
 
 const { UsageError } = require('./errors')
+const { didYouMean } = require('./suggest')
 
 /**
  * Parses `argv` for `command` ({ name, positionals: [names], options: { name: { type } } }).
@@ -46,7 +47,7 @@ function parseArgs(argv, command) {
     const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq)
     const inline = eq === -1 ? undefined : arg.slice(eq + 1)
     const spec = Object.prototype.hasOwnProperty.call(specs, name) ? specs[name] : undefined
-    if (!spec) throw usage(`unknown option --${name}`)
+    if (!spec) throw usage(`unknown option --${name}${didYouMean(name, Object.keys(specs), (n) => `--${n}`)}`)
 
     if (spec.type === 'boolean') {
       if (inline !== undefined) throw usage(`--${name} takes no value`)

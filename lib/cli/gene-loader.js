@@ -1,62 +1,33 @@
 'use strict'
-// Loads a gene's code in this Node process so that its `express` can be called with a real
-// `ctx.memory`.
+// Loads a gene's code in this thread so that its `express` can be called with a real
+// `ctx.memory`. Works the same on the main thread and in a worker thread.
 //
-// - `.ts` files are transpiled to CommonJS with TypeScript's `transpileModule` (Node 20 cannot
-//   strip types itself). Type-only imports such as `import type { GeneMemoryAccess } from
-//   "@rotifer/playground/memory"` disappear, so a gene runs exactly as written.
-// - A gene's own `.js` files may use `export`/`import` syntax: files that do not parse as
-//   CommonJS are transpiled the same way. Files in node_modules are left to Node.
+// A gene's entry is loaded with `import()`, so a gene may be an ES module (`import`/`export`,
+// top-level `await`, ES-module-only packages from the project's node_modules) or CommonJS:
+// - `.ts` files are transpiled to ES modules by TypeScript's `transpileModule` (Node 20 cannot
+//   strip types itself): type-only imports disappear, so a gene runs exactly as written. The
+//   output is cached under `.rotifer/cache/ts/` by content (see transpile.js), so a gene seen
+//   before starts without loading TypeScript.
+// - A gene's own `.js` files may use `import`/`export` without "type": "module".
 // - `@rotifer/playground/memory` always resolves to this package, so a `MemoryError` a gene
 //   imports is the very class `ctx.memory` throws, even in a project that does not install it.
-// Source maps are enabled so that a failure points at the line of the `.ts` file.
+// ES modules get this from the hooks in gene-hooks.mjs; CommonJS files (a gene's `require`)
+// from the require hooks below. Source maps are enabled so a failure points at the `.ts` line.
 
 const fs = require('node:fs')
 const path = require('node:path')
-const vm = require('node:vm')
 const Module = require('node:module')
+const { pathToFileURL, fileURLToPath } = require('node:url')
 const { CliError, describeError } = require('./errors')
+const { transpile, parsesAsCommonJs, cacheDirOf, displayPath } = require('./transpile')
 
 const MEMORY_MODULE = require.resolve('../../index.js')
+const MEMORY_ESM = pathToFileURL(require.resolve('../../index.mjs')).href
 const MEMORY_REQUEST = '@rotifer/playground/memory'
 
-let ts = null
 const genesDirs = new Set()
 let installed = false
-
-function transpile(source, filename) {
-  // Loaded on first use: TypeScript is large, and JavaScript genes never need it.
-  ts = ts || require('typescript')
-  const out = ts.transpileModule(source, {
-    fileName: filename,
-    reportDiagnostics: true,
-    compilerOptions: {
-      module: ts.ModuleKind.CommonJS,
-      target: ts.ScriptTarget.ES2022,
-      esModuleInterop: true,
-      inlineSourceMap: true,
-      inlineSources: true,
-    },
-  })
-  const errors = (out.diagnostics || []).filter((d) => d.category === ts.DiagnosticCategory.Error)
-  if (errors.length > 0) {
-    const d = errors[0]
-    const where = d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start) : null
-    const at = where ? `:${where.line + 1}:${where.character + 1}` : ''
-    throw new CliError(`${displayPath(filename)}${at}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`)
-  }
-  return out.outputText
-}
-
-function parsesAsCommonJs(source, filename) {
-  try {
-    new vm.Script(Module.wrap(source.replace(/^#!.*/, '')), { filename })
-    return true
-  } catch (e) {
-    if (e instanceof SyntaxError) return false
-    throw e
-  }
-}
+let cacheDir = null
 
 function isGeneSource(filename) {
   if (filename.split(path.sep).includes('node_modules')) return false
@@ -64,11 +35,18 @@ function isGeneSource(filename) {
   return false
 }
 
-function install() {
+/** Hooks for this thread; the transpile cache is that of the first project loaded from. */
+function install(root) {
   if (installed) return
+  if (typeof Module.register !== 'function') {
+    throw new CliError(`genes need Node.js 20.6 or later (module hooks); this is ${process.version}`)
+  }
   installed = true
+  cacheDir = cacheDirOf(root)
   process.setSourceMapsEnabled(true)
+  Module.register(pathToFileURL(path.join(__dirname, 'gene-hooks.mjs')), { data: { memoryUrl: MEMORY_ESM, cacheDir } })
 
+  // CommonJS: what a gene's `require` reaches.
   const resolve = Module._resolveFilename
   Module._resolveFilename = function (request, ...rest) {
     if (request === MEMORY_REQUEST) return MEMORY_MODULE
@@ -76,21 +54,15 @@ function install() {
   }
 
   Module._extensions['.ts'] = function (module, filename) {
-    module._compile(transpile(fs.readFileSync(filename, 'utf8'), filename), filename)
+    module._compile(transpile(fs.readFileSync(filename, 'utf8'), filename, 'cjs', cacheDir), filename)
   }
 
   const loadJs = Module._extensions['.js']
   Module._extensions['.js'] = function (module, filename) {
     if (!isGeneSource(filename)) return loadJs.call(this, module, filename)
     const source = fs.readFileSync(filename, 'utf8')
-    module._compile(parsesAsCommonJs(source, filename) ? source : transpile(source, filename), filename)
+    module._compile(parsesAsCommonJs(source, filename) ? source : transpile(source, filename, 'cjs', cacheDir), filename)
   }
-}
-
-/** Paths in messages are shown relative to the working directory when that is shorter. */
-function displayPath(file) {
-  const rel = path.relative(process.cwd(), file)
-  return rel && !rel.startsWith('..') && rel.length < file.length ? rel : file
 }
 
 /**
@@ -103,30 +75,40 @@ function locate(error, dir) {
     // `at fn (/path/file.ts:12:5)` or `at /path/file.ts:12:5`; paths may hold spaces.
     const m = /(?:\(|at )((?:\/|file:\/\/).*):(\d+):(\d+)\)?\s*$/.exec(line)
     if (!m) continue
-    const file = m[1].startsWith('file://') ? new URL(m[1]).pathname : m[1]
+    const file = m[1].startsWith('file://') ? fileURLToPath(m[1]) : m[1]
     if (file.startsWith(dir + path.sep)) return `${displayPath(file)}:${m[2]}:${m[3]}`
   }
   return null
 }
 
+/** `express` of a module namespace: the named export, or the default export (or its `express`). */
+function expressOf(ns) {
+  if (typeof ns.express === 'function') return ns.express
+  const d = ns.default
+  if (typeof d === 'function') return d
+  if (d && typeof d.express === 'function') return d.express
+  return null
+}
+
 /**
- * Loads `gene` (from `readGene`) and returns its `express` function. A gene may export it by
- * name, or as a property of its default export.
+ * Loads `gene` (from `readGene`) and resolves to its `express` function. A gene may export it
+ * by name, as its default export (`export default function express`), or as a property of
+ * its default export.
  */
-function loadExpress(gene) {
+async function loadExpress(gene) {
   genesDirs.add(path.dirname(gene.dir))
-  install()
-  let exported
+  install(path.dirname(path.dirname(gene.dir)))
+  let ns
   try {
-    exported = require(gene.entry)
+    ns = await import(pathToFileURL(gene.entry).href)
   } catch (e) {
     if (e instanceof CliError) throw e
     const where = locate(e, gene.dir)
     throw new CliError(`gene "${gene.name}" (${gene.id}) could not be loaded: ${describeError(e)}${where ? ` (at ${where})` : ''}`, { cause: e })
   }
-  const express = exported && (exported.express || (exported.default && exported.default.express))
+  const express = expressOf(ns)
   if (typeof express !== 'function') {
-    throw new CliError(`gene "${gene.name}" (${gene.id}): ${displayPath(gene.entry)} does not export a function named "express"`)
+    throw new CliError(`gene "${gene.name}" (${gene.id}): ${displayPath(gene.entry)} does not export a function named "express" (export function express, or export default function express)`)
   }
   return express
 }

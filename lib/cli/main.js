@@ -5,9 +5,15 @@
 
 const { parseArgs, wantsHelp } = require('./args')
 const { CliError, UsageError, describeError, oneLine } = require('./errors')
-const { findProjectRoot } = require('./project')
+const { findProjectRoot, checkProjectFile } = require('./project')
+const { didYouMean } = require('./suggest')
 const agent = require('./commands/agent')
 const agentMemory = require('./commands/agent-memory')
+const gene = require('./commands/gene')
+const agentInspect = require('./commands/agent-inspect')
+const { get: memoryGet } = require('./commands/agent-memory-get')
+const { log: memoryLog } = require('./commands/agent-memory-log')
+const transfer = require('./commands/agent-memory-transfer')
 const { run } = require('./commands/run')
 const { test } = require('./commands/test')
 
@@ -21,13 +27,27 @@ const tree = {
       summary: 'create and run agents, inspect and clean their memory',
       commands: {
         create: agent.create,
+        list: agentInspect.list,
+        show: agentInspect.show,
         run: agent.run,
         memory: {
           name: 'agent memory',
-          summary: "inspect and clean an agent's memory (the deployer's view)",
-          commands: { list: agentMemory.list, delete: agentMemory.delete },
+          summary: "inspect, clean and move an agent's memory (the deployer's view)",
+          commands: {
+            list: agentMemory.list,
+            get: memoryGet,
+            log: memoryLog,
+            delete: agentMemory.delete,
+            export: transfer.export,
+            import: transfer.import,
+          },
         },
       },
+    },
+    gene: {
+      name: 'gene',
+      summary: "list the project's genes and show their v2 ids",
+      commands: { list: gene.list, id: gene.id },
     },
     run,
     test,
@@ -107,11 +127,12 @@ async function main(argv, io) {
         const names = Object.keys(node.commands)
         throw new UsageError(`missing command: ${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`, node.name || null)
       }
-      const what = rest[0].startsWith('-') ? `option ${rest[0]}` : `command "${rest[0]}"`
+      const what = rest[0].startsWith('-') ? `option ${rest[0]}` : `command "${rest[0]}"${didYouMean(rest[0], Object.keys(node.commands))}`
       throw new UsageError(`unknown ${what}`, node.name || null)
     }
     const args = parseArgs(rest, node)
     const root = findProjectRoot(process.cwd())
+    checkProjectFile(root)
     return await node.run({ ...args, root, io })
   } catch (e) {
     io.err(`error: ${oneLine(messageOf(e))}`)

@@ -4,18 +4,21 @@
 // The project root is the nearest ancestor of the working directory holding `rotifer.json`,
 // else the working directory: the same rule the memory API uses, computed here once so that
 // genes, agents and memory are always read from the same place.
-// A gene is the folder `genes/<name>/` with `phenotype.json` and `index.ts` or `index.js`.
+// A gene is the folder `genes/<name>/` with `phenotype.json` and `index.ts`, `index.js` or
+// `gene.wasm` (R-RUN-1).
 
 const fs = require('node:fs')
 const path = require('node:path')
 const { createHash } = require('node:crypto')
 const { CliError } = require('./errors')
+const { didYouMean } = require('./suggest')
 
 /** Gene names are folder names: no separators, no `..`, nothing a shell would mangle. */
 const GENE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
 /** The playground's phenotype domain rule (R-ACC-6). */
 const DOMAIN = /^[a-z0-9]+(\.[a-z0-9]+)*$/
 const ENTRY_FILES = ['index.ts', 'index.js']
+const WASM_FILE = 'gene.wasm'
 
 function findProjectRoot(cwd = process.cwd()) {
   let dir = path.resolve(cwd)
@@ -25,6 +28,40 @@ function findProjectRoot(cwd = process.cwd()) {
     if (parent === dir) return path.resolve(cwd)
     dir = parent
   }
+}
+
+/**
+ * Checks the project file `<root>/rotifer.json`, if there is one: it must hold a JSON object.
+ * Returns its path, or null when the root has none (no project was found).
+ */
+function checkProjectFile(root) {
+  const file = path.join(root, 'rotifer.json')
+  let text
+  try {
+    text = fs.readFileSync(file, 'utf8')
+  } catch (e) {
+    if (e.code === 'ENOENT') return null
+    throw new CliError(`cannot read the project file ${file} (${e.code || e.message})`)
+  }
+  let value
+  try {
+    value = JSON.parse(text)
+  } catch (e) {
+    throw new CliError(`the project file ${file} is not valid JSON (${e.message}); write a JSON object, such as {}`)
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new CliError(`the project file ${file} must hold a JSON object, such as {}`)
+  }
+  return file
+}
+
+/**
+ * Where the project root came from, for messages about a missing agent or gene: empty when
+ * `root` holds rotifer.json, else that none was found from `root` up to the filesystem root.
+ */
+function projectNote(root) {
+  if (isFile(path.join(root, 'rotifer.json'))) return ''
+  return ` (no rotifer.json was found in ${root} or any folder above it, so the current folder is the project root; run the command inside your project)`
 }
 
 function isFile(p) {
@@ -70,8 +107,9 @@ function checkPhenotype(p, where) {
 }
 
 /**
- * Reads gene `name` of the project at `root`: `{ name, dir, entry, phenotype, id, domain }`.
- * Does not run the gene's code; `lib/cli/gene-loader.js` does that.
+ * Reads gene `name` of the project at `root`: `{ name, dir, entry, wasm, phenotype, id, domain }`
+ * (`entry`: the index file or null; `wasm`: the gene.wasm path or null). Does not run the gene's
+ * code; `lib/runtime/` does that.
  */
 function readGene(root, name) {
   if (typeof name !== 'string' || !GENE_NAME.test(name)) {
@@ -79,7 +117,9 @@ function readGene(root, name) {
   }
   const dir = path.join(root, 'genes', name)
   const rel = (f) => path.join('genes', name, f)
-  if (!isDirectory(dir)) throw new CliError(`gene "${name}" not found: there is no folder ${rel('')} in ${root}`)
+  if (!isDirectory(dir)) {
+    throw new CliError(`gene "${name}" not found: there is no folder ${rel('')} in ${root}${didYouMean(name, geneFolders(root))}${projectNote(root)}`)
+  }
   const phenotypeFile = path.join(dir, 'phenotype.json')
   let text
   try {
@@ -95,11 +135,17 @@ function readGene(root, name) {
   }
   checkPhenotype(phenotype, rel('phenotype.json'))
   const entryName = ENTRY_FILES.find((f) => isFile(path.join(dir, f)))
-  if (!entryName) throw new CliError(`gene "${name}" has no ${rel('index.ts')} or ${rel('index.js')}`)
+  // R-RUN-1: `gene.wasm` is a WASM gene; next to an entry file it is the compiled form and runs.
+  const wasm = isFile(path.join(dir, WASM_FILE)) ? path.join(dir, WASM_FILE) : null
+  if (!entryName && !wasm) {
+    const wat = isFile(path.join(dir, 'gene.wat')) ? ` (${rel('gene.wat')} is text: compile it to ${rel(WASM_FILE)}, e.g. with wat2wasm)` : ''
+    throw new CliError(`gene "${name}" has no ${rel('index.ts')}, ${rel('index.js')} or ${rel(WASM_FILE)}${wat}`)
+  }
   return {
     name,
     dir,
-    entry: path.join(dir, entryName),
+    entry: entryName ? path.join(dir, entryName) : null,
+    wasm,
     phenotype,
     id: geneV2Id(phenotype),
     domain: phenotype.domain,
@@ -111,6 +157,15 @@ function isDirectory(p) {
     return fs.statSync(p).isDirectory()
   } catch {
     return false
+  }
+}
+
+/** The names of the folders under `<root>/genes/`, sorted: the project's genes, readable or not. */
+function geneFolders(root) {
+  try {
+    return fs.readdirSync(path.join(root, 'genes'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()
+  } catch {
+    return []
   }
 }
 
@@ -137,4 +192,4 @@ function geneNamesById(root) {
   return names
 }
 
-module.exports = { findProjectRoot, canonicalJson, geneV2Id, readGene, geneNamesById, GENE_NAME }
+module.exports = { findProjectRoot, checkProjectFile, projectNote, canonicalJson, geneV2Id, readGene, geneFolders, geneNamesById, GENE_NAME }

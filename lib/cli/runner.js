@@ -1,56 +1,29 @@
 'use strict'
-// Calls a gene's `express(input, ctx)`. Shared by `rotifer run`, `rotifer agent run` and
-// `rotifer test`, so that every way of running a gene behaves the same.
+// What `rotifer run`, `rotifer agent run` and `rotifer test` share on the command line: the
+// input and the timeout. Running genes is lib/runtime/'s job.
 
-const { CliError, GeneFailure } = require('./errors')
-const { locate } = require('./gene-loader')
+const { UsageError } = require('./errors')
+const { parseInput } = require('./input')
+const { DEFAULT_TIMEOUT_SECONDS } = require('../runtime')
 
-/**
- * While a gene runs, its console output goes to stderr: stdout carries only the output JSON
- * (or the test report), so it can be piped.
- */
-function consoleToStderr() {
-  const methods = ['log', 'info', 'debug', 'dir', 'dirxml', 'table']
-  const saved = methods.map((m) => console[m])
-  const err = new console.Console({ stdout: process.stderr, stderr: process.stderr })
-  for (const m of methods) console[m] = err[m].bind(err)
-  return () => methods.forEach((m, k) => { console[m] = saved[k] })
+/** The longest `--timeout`: one day. */
+const MAX_TIMEOUT_SECONDS = 86400
+
+/** The `--timeout` option every command that runs genes takes. */
+const TIMEOUT_OPTION = {
+  type: 'string',
+  value: '<seconds>',
+  help: `stop a gene still running after this many seconds (it fails, exit 1); default ${DEFAULT_TIMEOUT_SECONDS}, at most ${MAX_TIMEOUT_SECONDS}`,
 }
 
-/**
- * Runs `express` of `gene` on `input` with `ctx.memory = memory`, and returns its output as a
- * JSON value: round-tripped through JSON, so the next gene of an agent sees exactly what
- * `--input` would have given it. An `express` that returns a promise is awaited.
- */
-async function expressGene(gene, express, input, memory) {
-  const restore = consoleToStderr()
-  let output
-  try {
-    output = await express(input, { memory })
-  } catch (e) {
-    throw new GeneFailure(gene, e, locate(e, gene.dir))
-  } finally {
-    restore()
+/** Parses `--timeout` (seconds, decimals allowed); absent: the default. */
+function parseTimeout(text, command) {
+  if (text === undefined) return DEFAULT_TIMEOUT_SECONDS
+  const n = /^[0-9]+(\.[0-9]+)?$/.test(text) ? Number(text) : NaN
+  if (!(n > 0 && n <= MAX_TIMEOUT_SECONDS)) {
+    throw new UsageError(`invalid --timeout ${JSON.stringify(text)}: give a number of seconds greater than 0 and at most ${MAX_TIMEOUT_SECONDS}, e.g. --timeout 5`, command, { seeHelp: false })
   }
-  let json
-  try {
-    json = JSON.stringify(output)
-  } catch (e) {
-    throw new GeneFailure(gene, new Error(`its output cannot be written as JSON (${e.message})`))
-  }
-  if (json === undefined) {
-    throw new GeneFailure(gene, new Error('express returned no output; it must return a JSON value'))
-  }
-  return JSON.parse(json)
+  return n
 }
 
-/** Parses `--input`: the message says what is wrong with the JSON. */
-function parseInput(text) {
-  try {
-    return JSON.parse(text)
-  } catch (e) {
-    throw new CliError(`--input is not valid JSON (${e.message}); quote it for the shell, e.g. --input '{"code":"x"}'`)
-  }
-}
-
-module.exports = { expressGene, parseInput }
+module.exports = { parseInput, parseTimeout, TIMEOUT_OPTION }

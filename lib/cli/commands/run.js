@@ -1,35 +1,34 @@
 'use strict'
 // `rotifer run <gene>`: one gene on its own, outside any agent. Memory works only inside an
-// agent (R-ACC-5): the gene still gets a ctx.memory, but every call on it throws
-// MEMORY_ACCESS_DENIED and no memory file is touched. A gene that lets that error escape fails,
-// and its code is shown.
+// agent (R-ACC-5, R-RUN-6): a TypeScript gene still gets a ctx.memory, but every call on it
+// throws MEMORY_ACCESS_DENIED; a WASM gene's memory calls all return -2 with the envelope. No
+// memory file is touched. A gene that lets the denial escape fails, and its code is shown.
 
-const memory = require('../../../index.js')
 const { readGene } = require('../project')
-const { loadExpress } = require('../gene-loader')
-const { expressGene, parseInput } = require('../runner')
+const { parseInput, parseTimeout, TIMEOUT_OPTION } = require('../runner')
+const { runGene } = require('../../runtime')
 
 const run = {
   name: 'run',
   summary: 'run one gene on its own, outside any agent (memory calls are denied)',
-  usage: 'rotifer run <gene> --input <json>',
+  usage: 'rotifer run <gene> --input <json> [--timeout <seconds>]',
   description: [
     "Runs genes/<gene>/ once on the input and prints its output as JSON. The gene runs outside",
-    'any agent: ctx.memory exists, but every memory call throws MEMORY_ACCESS_DENIED. To try a',
+    'any agent: every memory call is denied (MEMORY_ACCESS_DENIED; -2 for a WASM gene). To try a',
     "gene's memory use `rotifer test`; to use it for real, put the gene in an agent.",
   ],
   positionals: ['gene'],
   options: {
-    input: { type: 'string', required: true, value: '<json>', help: 'the input of the gene, as JSON' },
+    input: { type: 'string', required: true, value: '<json>', help: 'the input of the gene: JSON, @file to read it from a file, or - to read stdin' },
+    timeout: TIMEOUT_OPTION,
   },
   examples: [`rotifer run formatter --input '{"code":"a","indent":2}'`],
 
   async run({ positionals, options, root, io }) {
+    const input = parseInput(options.input, 'run')
+    const seconds = parseTimeout(options.timeout, 'run')
     const gene = readGene(root, positionals.gene)
-    const input = parseInput(options.input)
-    const express = loadExpress(gene)
-    const standalone = new memory.GeneMemoryAccess({ agentId: null, geneId: gene.id, domain: gene.domain, root })
-    const output = await expressGene(gene, express, input, standalone)
+    const output = await runGene({ gene, memory: { agentId: null, root }, input, seconds })
     io.out(JSON.stringify(output, null, 2))
     return 0
   },

@@ -1,0 +1,107 @@
+'use strict'
+// `rotifer agent memory export` and `rotifer agent memory import`: moving an agent's memory to
+// another binding (R-MIG). The bundle format, its checks and the import transaction are the
+// memory API's (exportAgentMemory, importAgentMemory); these commands read and name files.
+
+const fs = require('node:fs')
+const path = require('node:path')
+const memory = require('../../../index.js')
+const { CliError, UsageError } = require('../errors')
+const { findAgent, ensureAgentMemory } = require('../agents')
+
+const ON_CONFLICT = ['fail', 'skip', 'replace']
+
+function count(n) {
+  return `${n} ${n === 1 ? 'entry' : 'entries'}`
+}
+
+/** The header line of a bundle (the memory API made it, so it parses). */
+function headerOf(bundle) {
+  const end = bundle.indexOf(10)
+  return JSON.parse(bundle.subarray(0, end).toString('utf8'))
+}
+
+const exportCommand = {
+  name: 'agent memory export',
+  summary: "write an agent's memory to a bundle file, to import it elsewhere",
+  usage: 'rotifer agent memory export <agent> [--output <file>] [--include-cache]',
+  description: [
+    "Writes the agent's live PREFERENCE, PATTERN and CONTEXT entries (and CACHE entries with",
+    '--include-cache) as a bundle: JSON Lines, a header with the data policy, counts per category',
+    'and the SHA-256 of the entries, then one line per entry with its value in base64, creator,',
+    'policies and times. Expired entries are never exported. With --output the file is written',
+    'under a temporary name and renamed (mode 0600); without it the bundle goes to stdout.',
+    'The bundle holds the values: keep it as private as the memory itself.',
+  ],
+  positionals: ['agent'],
+  options: {
+    output: { type: 'string', value: '<file>', help: 'write the bundle to this file (replaced if it exists) instead of stdout' },
+    'include-cache': { type: 'boolean', help: 'export CACHE entries too (by default they stay behind and are recomputed)' },
+  },
+  examples: ['rotifer agent memory export my-agent --output my-agent.memory.jsonl'],
+
+  async run({ positionals, options, root, io }) {
+    const agent = findAgent(root, positionals.agent)
+    const output = options.output === undefined ? undefined : path.resolve(options.output)
+    const bundle = memory.exportAgentMemory({ agentId: agent.id, root, includeCache: options['include-cache'] === true, output })
+    const { counts } = headerOf(bundle)
+    const summary = Object.entries(counts).map(([c, n]) => `${c} ${n}`).join(', ')
+    const total = Object.values(counts).reduce((a, b) => a + b, 0)
+    if (output === undefined) {
+      // io.out ends the text with the bundle's own last newline: the bytes stay exact.
+      io.out(bundle.subarray(0, bundle.length - 1).toString('utf8'))
+      io.err(`Exported ${count(total)} of agent "${agent.name}" (${summary})`)
+    } else {
+      io.out(`Exported ${count(total)} of agent "${agent.name}" to ${output} (${summary}; ${bundle.length} bytes)`)
+    }
+    return 0
+  },
+}
+
+const importCommand = {
+  name: 'agent memory import',
+  summary: "import a bundle into an agent's memory, all or nothing",
+  usage: 'rotifer agent memory import <agent> <file> [--on-conflict fail|skip|replace]',
+  description: [
+    'Imports a bundle made by rotifer agent memory export. The header, the checksum and every entry',
+    "are checked first (as for a write, against the agent's data policy, and against its quota:",
+    'import never evicts); then all entries land in one transaction, or none does. Creators,',
+    'policies and times are kept; lastAccessedBy becomes the creator. Each entry is recorded in',
+    '.rotifer/audit.jsonl (memory.create or memory.update, actor "deployer"). Entries that expired',
+    'since the export are left out. A refused bundle is reported with its line and the reason.',
+  ],
+  positionals: ['agent', 'file'],
+  options: {
+    'on-conflict': { type: 'string', value: '<mode>', help: 'a key the agent has already: fail (default: refuse the import), skip (keep the agent\'s) or replace' },
+    json: { type: 'boolean', help: 'print { created, updated, skipped, expired } as JSON' },
+  },
+  examples: ['rotifer agent memory import my-agent my-agent.memory.jsonl', 'rotifer agent memory import my-agent bundle.jsonl --on-conflict skip'],
+
+  async run({ positionals, options, root, io }) {
+    const onConflict = options['on-conflict'] === undefined ? 'fail' : options['on-conflict']
+    if (!ON_CONFLICT.includes(onConflict)) {
+      throw new UsageError(`invalid --on-conflict ${JSON.stringify(onConflict)}: use fail, skip or replace`, 'agent memory import', { seeHelp: false })
+    }
+    const agent = findAgent(root, positionals.agent)
+    let bundle
+    try {
+      bundle = fs.readFileSync(positionals.file)
+    } catch (e) {
+      throw new CliError(`cannot read the bundle ${positionals.file}: ${e.message}`)
+    }
+    // R-HOST-1: importing into a deleted database cannot lift the agent's limits.
+    ensureAgentMemory(root, agent, io)
+    const r = memory.importAgentMemory({ agentId: agent.id, root, bundle, onConflict })
+    if (options.json) {
+      io.out(JSON.stringify(r, null, 2))
+      return 0
+    }
+    const parts = [`${r.created} created`, `${r.updated} replaced`]
+    if (r.skipped) parts.push(`${r.skipped} skipped (the agent had those keys)`)
+    if (r.expired) parts.push(`${r.expired} left out (expired since the export)`)
+    io.out(`Imported ${count(r.created + r.updated)} into agent "${agent.name}": ${parts.join(', ')}`)
+    return 0
+  },
+}
+
+module.exports = { export: exportCommand, import: importCommand }

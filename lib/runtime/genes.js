@@ -1,0 +1,51 @@
+'use strict'
+// Gene kinds and loading, inside the worker (R-RUN-1): `gene.wasm` is a WASM gene (and wins
+// over an index file, being its compiled form); otherwise `index.ts`/`index.js` runs under Node
+// with `ctx.memory`. Loading happens once per gene and thread, before the first run.
+
+const { GeneMemoryAccess } = require('../../index.js')
+const { loadExpress, locate } = require('../cli/gene-loader')
+const { loadWasmGene, runWasmGene, Failure } = require('./wasm-host')
+const { invalidOutput, thrownFailure, envelopeFailure } = require('./failures')
+
+/** `wasm` or `node`: how `gene` (from `readGene`) runs. */
+function geneKind(gene) {
+  return gene.wasm ? 'wasm' : 'node'
+}
+
+/** Loads `gene`; the result runs it with `run(inputJson, options)`. Throws CliError. */
+async function loadGene(gene) {
+  if (geneKind(gene) === 'wasm') {
+    const loaded = loadWasmGene(gene)
+    return { kind: loaded.kind, run: (inputJson, options) => runWasmGene(gene, loaded, inputJson, options) }
+  }
+  const express = await loadExpress(gene)
+  return { kind: 'node', run: (inputJson, options) => runNodeGene(gene, express, inputJson, options) }
+}
+
+/**
+ * Calls a Node gene's `express(input, ctx)` with `ctx.memory` bound to `memory` (`{ agentId,
+ * root }`), awaits it, and returns its output as JSON text, so the next gene sees exactly what
+ * `--input` would have given it.
+ */
+async function runNodeGene(gene, express, inputJson, { memory }) {
+  const ctx = { memory: new GeneMemoryAccess({ agentId: memory.agentId, root: memory.root, geneId: gene.id, domain: gene.domain }) }
+  let output
+  try {
+    output = await express(JSON.parse(inputJson), ctx)
+  } catch (e) {
+    throw new Failure(thrownFailure(e, locate(e, gene.dir)))
+  }
+  let json
+  try {
+    json = JSON.stringify(output)
+  } catch (e) {
+    throw new Failure(invalidOutput(`its output cannot be written as JSON (${e.message})`))
+  }
+  if (json === undefined) throw new Failure(invalidOutput('express returned no output; it must return a JSON value'))
+  const reported = envelopeFailure(JSON.parse(json))
+  if (reported) throw new Failure(reported)
+  return json
+}
+
+module.exports = { geneKind, loadGene }

@@ -1,0 +1,31 @@
+'use strict'
+// `npm run build:examples`: compiles every examples/**/gene.wat to the gene.wasm beside it, so
+// the example WASM genes run (`npm run demo` does this first). The .wasm files are not
+// committed (.gitignore).
+
+const fs = require('node:fs')
+const path = require('node:path')
+const { compileWat } = require('./wat')
+
+const EXAMPLES = path.join(__dirname, '..', 'examples')
+
+function watFiles(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name)
+    if (e.isDirectory()) return e.name === 'node_modules' ? [] : watFiles(p)
+    return e.name === 'gene.wat' ? [p] : []
+  })
+}
+
+async function main() {
+  for (const wat of watFiles(EXAMPLES)) {
+    const wasm = path.join(path.dirname(wat), 'gene.wasm')
+    fs.writeFileSync(wasm, await compileWat(fs.readFileSync(wat, 'utf8'), path.relative(process.cwd(), wat)))
+    process.stdout.write(`compiled ${path.relative(process.cwd(), wat)} -> ${path.relative(process.cwd(), wasm)}\n`)
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`build:examples failed: ${e.message}\n`)
+  process.exit(1)
+})

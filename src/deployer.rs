@@ -1,0 +1,129 @@
+//! The deployer's views and migration (R-HOST-2, R-MIG): `inspectAgentMemory`,
+//! `getAgentMemory`, `exportAgentMemory` and `importAgentMemory`. Conversion only; the rules
+//! live in the core's `inspect` and `bundle` modules.
+
+use crate::convert::{Builder, JsAny, JsOut};
+use crate::{guard, now_ms, CoreResult};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use rotifer_memory_core::bundle::{self, OnConflict};
+use rotifer_memory_core::inspect::{self, Usage};
+use rotifer_memory_core::memory::AgentOptions;
+use rotifer_memory_core::time::format_ms;
+use rotifer_memory_core::Arg;
+
+fn time_or_null(b: &Builder, t: Option<i64>) -> CoreResult<napi::sys::napi_value> {
+    match t {
+        Some(t) => b.string(&format_ms(t)),
+        None => b.null(),
+    }
+}
+
+fn usage_object(b: &Builder, agent_id: &str, u: &Usage) -> CoreResult<napi::sys::napi_value> {
+    let mut categories = Vec::with_capacity(u.categories.len());
+    for (c, cu) in &u.categories {
+        let o = b.object(&[
+            (c"entries", b.number(cu.entries as f64)?),
+            (c"bytes", b.number(cu.bytes as f64)?),
+            (c"evictableBytes", b.number(cu.evictable_bytes as f64)?),
+            (c"nextExpiry", time_or_null(b, cu.next_expiry)?),
+        ])?;
+        categories.push((c.as_str(), o));
+    }
+    let names = [c"PREFERENCE", c"PATTERN", c"CONTEXT", c"CACHE"];
+    let by_name: Vec<_> = names
+        .iter()
+        .map(|n| (*n, categories.iter().find(|(c, _)| c.as_bytes() == n.to_bytes()).map(|c| c.1)))
+        .filter_map(|(n, v)| v.map(|v| (n, v)))
+        .collect();
+    let p = &u.data_policy;
+    b.object(&[
+        (c"agentId", b.string(agent_id)?),
+        (c"quota", b.number(u.quota as f64)?),
+        (c"used", b.number(u.used as f64)?),
+        (c"available", b.number(u.quota.saturating_sub(u.used) as f64)?),
+        (c"entries", b.number(u.entries as f64)?),
+        (c"evictableBytes", b.number(u.evictable_bytes() as f64)?),
+        (c"nextExpiry", time_or_null(b, u.next_expiry())?),
+        (
+            c"dataPolicy",
+            b.object(&[
+                (c"anonymizationSupported", b.boolean(p.anonymization_supported)?),
+                (
+                    c"maxRetentionDays",
+                    match p.max_retention_days {
+                        Some(d) => b.number(d as f64)?,
+                        None => b.null()?,
+                    },
+                ),
+            ])?,
+        ),
+        (c"categories", b.object(&by_name)?),
+    ])
+}
+
+/// `inspectAgentMemory({ agentId, root? }, now)`: usage figures, or `null` if never created.
+#[napi]
+pub fn inspect_agent_memory(env: Env, options: JsAny, now: JsAny) -> Result<JsOut, String> {
+    guard(|| {
+        let arg = options.to_arg()?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "now"])?;
+        let b = Builder::new(env.raw());
+        Ok(JsOut(match inspect::inspect_agent_memory(&o.layout, &o.agent_id, now_ms(&now)?)? {
+            Some(u) => usage_object(&b, &o.agent_id, &u)?,
+            None => b.null()?,
+        }))
+    })
+}
+
+/// `getAgentMemory({ agentId, root?, key }, now)`: the entry with its value, or `null`.
+#[napi]
+pub fn get_agent_memory(env: Env, options: JsAny, now: JsAny, make_entry: JsAny) -> Result<JsOut, String> {
+    guard(|| {
+        let arg = options.to_arg()?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "key", "now"])?;
+        let b = Builder::new(env.raw());
+        let factory = b.factory(&make_entry)?;
+        let key = o.get("key").unwrap_or(&Arg::Undefined);
+        Ok(JsOut(match inspect::get_agent_entry(&o.layout, &o.agent_id, key, now_ms(&now)?)? {
+            Some(e) => b.entry(&e, factory)?,
+            None => b.null()?,
+        }))
+    })
+}
+
+/// `exportAgentMemory({ agentId, root?, includeCache?, output? }, now)`: the bundle's bytes;
+/// with `output`, also written to that file.
+#[napi]
+pub fn export_agent_memory(options: JsAny, now: JsAny) -> Result<Buffer, String> {
+    guard(|| {
+        let arg = options.to_arg()?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "includeCache", "output", "now"])?;
+        let include_cache = bundle::parse_include_cache(o.get("includeCache"))?;
+        let output = bundle::parse_output(o.get("output"))?;
+        let exported = bundle::export_agent_memory(&o.layout, &o.agent_id, include_cache, now_ms(&now)?)?;
+        if let Some(path) = output {
+            bundle::write_bundle_file(&path, &exported.bytes)?;
+        }
+        Ok(Buffer::from(exported.bytes))
+    })
+}
+
+/// `importAgentMemory({ agentId, root?, onConflict? }, bundle, now)`: what was imported.
+#[napi]
+pub fn import_agent_memory(env: Env, options: JsAny, bundle_value: JsAny, now: JsAny) -> Result<JsOut, String> {
+    guard(|| {
+        let arg = options.to_arg()?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "bundle", "onConflict", "now"])?;
+        let on_conflict = OnConflict::parse(o.get("onConflict").unwrap_or(&Arg::Undefined))?;
+        let bytes = bundle::bundle_bytes(bundle_value.to_bulk_bytes()?)?;
+        let r = bundle::import_agent_memory(&o.layout, &o.agent_id, &bytes, on_conflict, now_ms(&now)?)?;
+        let b = Builder::new(env.raw());
+        Ok(JsOut(b.object(&[
+            (c"created", b.number(r.created as f64)?),
+            (c"updated", b.number(r.updated as f64)?),
+            (c"skipped", b.number(r.skipped as f64)?),
+            (c"expired", b.number(r.expired as f64)?),
+        ])?))
+    })
+}
