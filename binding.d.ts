@@ -40,6 +40,11 @@ export declare class NativeWasmHost {
    */
   call(name: string, request: Uint8Array, out: Uint8Array, now: number | undefined): number
   /**
+   * The longest request the protocol reads: `lib/wasm-imports.js` copies a request out of a
+   * shared memory only up to this length (a longer one is refused by its length alone).
+   */
+  get maxRequestBytes(): number
+  /**
    * A call whose request or `out` lies outside the gene's memory: `-4` past the deadline,
    * else `-10`, and nothing is written.
    */
@@ -79,6 +84,13 @@ export declare function importAgentMemory(options: JsAny, bundleValue: JsAny, no
 export declare function inspectAgentMemory(options: JsAny, now: JsAny): JsOut
 
 /** `listAgentMemory({ agentId, root?, category?, keyPrefix? }, now)`. */
+/**
+ * Writes the summary lines of refusals counted by live gene handles (R-AUD-1): called at
+ * process exit, since handles still referenced then are never dropped.
+ */
+export declare function flushDenialLogs(): void
+
+/** `listAgentMemory({ agentId, root?, category? }, now)`. */
 export declare function listAgentMemory(options: JsAny, now: JsAny): JsOut
 
 /** `parseMemoryQuota(text)`: bytes (R-QUO-2). */

@@ -846,5 +846,6 @@ module.exports.exportAgentMemory = nativeBinding.exportAgentMemory
 module.exports.getAgentMemory = nativeBinding.getAgentMemory
 module.exports.importAgentMemory = nativeBinding.importAgentMemory
 module.exports.inspectAgentMemory = nativeBinding.inspectAgentMemory
+module.exports.flushDenialLogs = nativeBinding.flushDenialLogs
 module.exports.listAgentMemory = nativeBinding.listAgentMemory
 module.exports.parseMemoryQuota = nativeBinding.parseMemoryQuota

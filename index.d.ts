@@ -347,6 +347,8 @@ export type MemoryImports = {
 /**
  * Memory host functions for a WASM gene run by Node's own `WebAssembly` (R-WASM-6).
  * Requests and responses are JSON; values are base64 (see the WASM protocol in the README).
+ * Create one imports object per instance: the response kept after a -1, the deadline and the
+ * bound on audit lines of refused calls belong to the imports object.
  * @param options the options of `GeneMemoryAccess`, plus `deadline` (ms since the epoch): calls at or after it get -4.
  * @param memory returns the instance's exported memory (known only after instantiation); read on every host call.
  * @throws MemoryError if the options are invalid or `memory` is not a function.

@@ -164,7 +164,10 @@ describe('rotifer agent memory export / import (R-MIG)', () => {
     for (const f of [db, `${db}-wal`, `${db}-shm`]) fs.rmSync(f, { force: true })
     const r = rotifer(dst.root, 'agent', 'memory', 'import', 'dst', file)
     assert.equal(r.status, 1)
-    assert.match(oneErrorLine(r), /MEMORY_QUOTA_EXCEEDED: .*quota of 524288 bytes/)
+    const [note, error, ...more] = r.stderr.split('\n')
+    assert.match(note, /^note: agent "dst" had no memory database; created an empty one with the quota and data policy of its record$/)
+    assert.match(error, /^error: MEMORY_QUOTA_EXCEEDED: .*quota of 524288 bytes/)
+    assert.deepEqual(more, [''])
     assert.equal(json(rotifer(dst.root, 'agent', 'show', 'dst', '--json')).memory.quota, 512 * 1024)
   })
 })
@@ -187,7 +190,7 @@ describe('rotifer agent list / show', () => {
     const lines = r.stdout.trimEnd().split('\n')
     assert.match(lines[0], /^NAME\s+ID\s+GENES\s+COMPOSITION\s+MEMORY\s+ENTRIES$/)
     const row = lines.find((l) => l.startsWith('src '))
-    assert.match(row, new RegExp(`^src\\s+${src.agent.id}\\s+probe\\s+Seq\\s+${sizes} bytes / 8 MB\\s+4$`))
+    assert.match(row, new RegExp(`^src\\s+${src.agent.id}\\s+probe\\s+Seq\\s+${sizes} bytes / 8MB\\s+4$`))
   })
 
   test('show: record, data policy and per-category usage; never creates a missing database', (t) => {
@@ -206,7 +209,7 @@ describe('rotifer agent list / show', () => {
     const r = rotifer(src.root, 'agent', 'show', 'src')
     assert.equal(r.status, 0, r.stderr)
     assert.match(r.stdout, /data policy {3}anonymization supported, no retention limit/)
-    assert.match(r.stdout, new RegExp(`memory {8}${m.used} bytes used of 8 MB \\(8388608 bytes\\)`))
+    assert.match(r.stdout, new RegExp(`memory {8}${m.used} bytes used of 8MB \\(8388608 bytes\\)`))
     assert.match(r.stdout, new RegExp(`\\nPATTERN\\s+1\\s+${m.categories.PATTERN.bytes}\\s+${m.categories.PATTERN.bytes}\\s+-\\n`))
 
     // A database deleted by hand is reported as not created, and not recreated by looking.
@@ -227,7 +230,7 @@ describe('rotifer agent list / show', () => {
     memory.createAgentMemory({ agentId: agent.id, root, quota: '128KB' })
     const r = rotifer(root, 'agent', 'memory', 'list', 'keeper')
     assert.equal(r.status, 0, r.stderr)
-    assert.match(r.stdout, /^Agent "keeper" \([0-9a-f-]{36}\): 0 entries, 0 bytes of 128 KB quota\n$/)
+    assert.match(r.stdout, /^Agent "keeper" \([0-9a-f-]{36}\): 0 entries, 0 bytes of 128KB quota\n$/)
   })
 })
 

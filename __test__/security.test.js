@@ -9,6 +9,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
+const { createHash } = require('node:crypto')
 const { memory, enc, dec, geneId, tempRoot, clock, open, auditLines, telemetryLines, throwsCode, snapshot } = require('./helpers')
 
 const DENIED = 'MEMORY_ACCESS_DENIED'
@@ -109,6 +110,7 @@ test('R-AUD-3 keys that try to forge audit lines: every line stays one JSON obje
     '{}',
     '😀\u200b\ufeff',
   ]
+  const entryId = (agentId, key) => createHash('sha256').update(`${agentId}\0${key}`).digest('hex')
   const expected = []
   for (const key of EVIL) {
     c.t += 1
@@ -120,7 +122,8 @@ test('R-AUD-3 keys that try to forge audit lines: every line stays one JSON obje
     assert.equal(dec(owner.readMemory(key).value), 'w', 'the key round-trips exactly')
     assert.equal(owner.queryMemory({ keyPrefix: key }).length, 1)
     owner.deleteMemory(key)
-    expected.push(...['create', 'update', 'access_denied', 'access_denied', 'quota_reject', 'delete'].map((a) => [`memory.${a}`, key]))
+    // Refusal lines cut long keys; the entryId names every line's whole key.
+    expected.push(...['create', 'update', 'access_denied', 'access_denied', 'quota_reject', 'delete'].map((a) => [`memory.${a}`, entryId('a', key)]))
   }
   const raw = fs.readFileSync(path.join(root, '.rotifer', 'audit.jsonl'))
   // Not even a reader that also splits on U+2028, U+2029 or U+0085 (Python's splitlines, some
@@ -129,7 +132,7 @@ test('R-AUD-3 keys that try to forge audit lines: every line stays one JSON obje
   const lines = raw.toString('utf8').split(/\r\n|\n|\r|\u2028|\u2029|\u0085/).filter(Boolean)
   assert.equal(lines.length, expected.length, 'one line per audited event')
   const parsed = lines.map((l) => JSON.parse(l))
-  assert.deepEqual(parsed.map((l) => [l.action, l.key]), expected)
+  assert.deepEqual(parsed.map((l) => [l.action, l.entryId]), expected)
   for (const l of parsed) assert.equal(typeof l, 'object')
   assert.ok(!parsed.some((l) => l.actor === 'deployer' || l.key === 'victim'), 'no forged line')
 })

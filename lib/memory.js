@@ -77,6 +77,14 @@ function create(native) {
     }
   }
 
+  // Refusals a gene handle counted instead of writing are summarised when it is dropped; the
+  // handles still alive at exit are never dropped, so their summaries are written here.
+  process.once('exit', () => {
+    try {
+      native.flushDenialLogs()
+    } catch {}
+  })
+
   class GeneMemoryAccess {
     #native
     #now

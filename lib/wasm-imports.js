@@ -37,6 +37,7 @@ function bufferOf(memory) {
 }
 
 function hostFunction(host, name, memory, clock) {
+  const maxRequest = host.maxRequestBytes
   const fn = function (reqPtr, reqLen, outPtr, outCap) {
     const buffer = bufferOf(memory)
     // WASM passes i32s, which JS sees signed; wasm32 pointers and lengths are unsigned.
@@ -53,7 +54,9 @@ function hostFunction(host, name, memory, clock) {
       if (!inBounds) return host.outOfBounds(now)
       let request = new Uint8Array(buffer, reqPtr, reqLen)
       // Other threads may write a shared memory at any moment: the protocol reads a private copy.
-      if (tag(buffer) === '[object SharedArrayBuffer]') request = request.slice()
+      // A request over the limit is refused by its length alone, never read: it is not copied
+      // (a 2 GiB request would take seconds and gigabytes).
+      if (tag(buffer) === '[object SharedArrayBuffer]' && reqLen <= maxRequest) request = request.slice()
       return host.call(name, request, out, now)
     } catch (e) {
       // A test clock that threw, or an internal failure: the gene gets its code and envelope.

@@ -230,6 +230,16 @@ impl NativeTestMemory {
     }
 }
 
+/// Writes the summary lines of refusals counted by live gene handles (R-AUD-1): called at
+/// process exit, since handles still referenced then are never dropped.
+#[napi]
+pub fn flush_denial_logs() -> Result<(), String> {
+    guard(|| {
+        rotifer_memory_core::audit::flush_all_denial_logs();
+        Ok(())
+    })
+}
+
 /// Panics inside a guarded entry point, to prove that no panic reaches Node (R-ERR-3).
 #[napi(js_name = "__panicForTest")]
 pub fn panic_for_test() -> Result<(), String> {

@@ -9,7 +9,7 @@ use crate::{guard, now_ms, CoreResult};
 use napi::bindgen_prelude::{FromNapiValue, TypeName, ValidateNapiValue};
 use napi::{sys, ValueType};
 use napi_derive::napi;
-use rotifer_memory_core::wasm::{error_reply, Call, Reply, WasmHost};
+use rotifer_memory_core::wasm::{error_reply, Call, Reply, WasmHost, MAX_REQUEST_BYTES};
 use rotifer_memory_core::{Arg, ErrorCode, GeneMemory, GeneOptions, MemoryError};
 use std::ptr;
 
@@ -133,7 +133,9 @@ impl NativeWasmHost {
             let reply = match now_ms(&now) {
                 Ok(now) => {
                     let (req_ptr, req_len) = unsafe { request.raw()? };
-                    // The request may overlap `out`: this borrow ends before `out` is written.
+                    // The request may overlap `out`: this borrow ends before `out` is written. A
+                    // request left in a shared memory (not copied) is over the limit: only its
+                    // length is read.
                     let bytes = unsafe { request_slice(req_ptr, req_len) };
                     self.inner.call(call, bytes, out_cap, now)
                 }
@@ -141,6 +143,13 @@ impl NativeWasmHost {
             };
             Ok(unsafe { deliver(out_ptr, out_cap, reply) })
         })
+    }
+
+    /// The longest request the protocol reads: `lib/wasm-imports.js` copies a request out of a
+    /// shared memory only up to this length (a longer one is refused by its length alone).
+    #[napi(getter)]
+    pub fn max_request_bytes(&self) -> u32 {
+        MAX_REQUEST_BYTES as u32
     }
 
     /// A call whose request or `out` lies outside the gene's memory: `-4` past the deadline,

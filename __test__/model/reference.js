@@ -37,6 +37,19 @@ const refuse = (code) => {
 }
 
 const iso = (ms) => new Date(ms).toISOString()
+/** The refusal bound (core/src/audit.rs): lines in full per handle, summary interval, key bytes shown. */
+const FULL_REFUSAL_LINES = 10
+const SUMMARY_INTERVAL_MS = 60_000
+const REFUSAL_KEY_BYTES = 64
+/** A refusal line's key: at most REFUSAL_KEY_BYTES of UTF-8, cut on a character, then "…". */
+function shortKey(key) {
+  if (key === null) return null
+  const b = Buffer.from(key)
+  if (b.length <= REFUSAL_KEY_BYTES) return key
+  let end = REFUSAL_KEY_BYTES
+  while ((b[end] & 0xc0) === 0x80) end--
+  return b.subarray(0, end).toString() + '…'
+}
 const entryId = (agentId, key) => createHash('sha256').update(Buffer.concat([Buffer.from(agentId), Buffer.from([0]), Buffer.from(key)])).digest('hex')
 const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v) && !(v instanceof ArrayBuffer)
 const byteCompare = (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))
@@ -211,6 +224,8 @@ class Model {
     this.audit = []
     this.telemetry = []
     this.telemetryOn = true
+    /** Gene handle → its refusal bound: { full, last, counted } */
+    this.refusals = new Map()
   }
 
   agent(agentId) {
@@ -247,10 +262,44 @@ class Model {
     })
   }
 
-  deny(now, agentId, actor, op, key, category, size) {
-    this.line(now, agentId, 'access_denied', actor, key, category, size, { op, code: DENIED })
-    if (this.telemetryOn) this.telemetry.push({ ts: iso(now), event: 'memory.access_denied', agentId, geneId: actor, op, code: DENIED })
+  deny(now, h, actor, op, key, category, size) {
+    this.refusal(now, h, 'access_denied', op, DENIED, key, () => {
+      this.line(now, h.agentId, 'access_denied', actor, shortKey(key), category, size, { op, code: DENIED, entryId: key === null ? null : entryId(h.agentId, key) })
+      if (this.telemetryOn) this.telemetry.push({ ts: iso(now), event: 'memory.access_denied', agentId: h.agentId, geneId: actor, op, code: DENIED })
+    })
     refuse(DENIED)
+  }
+
+  /**
+   * README "Audit and telemetry": a gene handle writes a refusal's line (`writeLine`) unless it
+   * repeats the handle's last such line or the handle has written FULL_REFUSAL_LINES of them;
+   * the others are counted per action, op and code, and summarised at the first refusal a
+   * minute or more after the first one counted.
+   */
+  refusal(now, h, action, op, code, key, writeLine) {
+    let log = this.refusals.get(h.handle)
+    if (!log) this.refusals.set(h.handle, (log = { full: 0, last: null, counted: [] }))
+    const what = JSON.stringify([action, op, code, key])
+    if (log.full < FULL_REFUSAL_LINES && log.last !== what) {
+      log.full++
+      log.last = what
+      writeLine()
+    } else {
+      const c = log.counted.find((c) => c.action === action && c.op === op && c.code === code)
+      if (c) c.count++
+      else log.counted.push({ action, op, code, count: 1, since: now })
+    }
+    if (log.counted.length > 0 && now - Math.min(...log.counted.map((c) => c.since)) >= SUMMARY_INTERVAL_MS) {
+      const actor = typeof h.geneId === 'string' && V2.test(h.geneId) ? h.geneId : null
+      for (const c of log.counted) {
+        const extra = c.action === 'access_denied' ? { op: c.op, code: c.code } : {}
+        this.line(now, h.agentId, c.action, actor, null, null, null, { ...extra, count: c.count, since: iso(c.since) })
+        if (c.action === 'access_denied' && this.telemetryOn) {
+          this.telemetry.push({ ts: iso(now), event: 'memory.access_denied', agentId: h.agentId, geneId: actor, op: c.op, code: c.code, count: c.count, since: iso(c.since) })
+        }
+      }
+      log.counted = []
+    }
   }
 
   /** R-RET-4: every expired entry goes, oldest expiry first, each with an audit line. */
@@ -301,7 +350,7 @@ class Model {
     if (h.agentId == null) refuse(DENIED)
     if (typeof h.geneId !== 'string' || !V2.test(h.geneId)) {
       const k = op !== 'query' && validKey(key) ? key : null
-      this.deny(now, h.agentId, null, op, k, null, null)
+      this.deny(now, h, null, op, k, null, null)
     }
     this.agent(h.agentId) // a gene's call creates the memory (README: decisions)
     this.purge(now, h.agentId)
@@ -315,7 +364,7 @@ class Model {
       category = optionalCategory(category)
       const e = a.entries.get(key)
       if (!e || (category !== null && category !== e.category)) return null
-      if (!admits(e.access.readScope, e, gene)) this.deny(now, h.agentId, gene.id, 'read', e.key, e.category, e.size)
+      if (!admits(e.access.readScope, e, gene)) this.deny(now, h, gene.id, 'read', e.key, e.category, e.size)
       e.lastAccessedBy = gene.id
       return Model.view(h.agentId, e)
     })
@@ -331,7 +380,7 @@ class Model {
       const givenRetention = parseRetention(retention)
       const old = a.entries.get(key)
       const size = Buffer.byteLength(key) + value.length
-      const deny = () => this.deny(now, h.agentId, gene.id, 'write', key, category, size)
+      const deny = () => this.deny(now, h, gene.id, 'write', key, category, size)
       let acc
       let ret
       if (old) {
@@ -363,7 +412,10 @@ class Model {
           }
         }
         if (freed < need) {
-          this.line(now, h.agentId, 'quota_reject', gene.id, key, category, size, { quota: a.quota, used, evictable: freed, needed: need })
+          this.refusal(now, h, 'quota_reject', 'write', QUOTA, key, () =>
+            this.line(now, h.agentId, 'quota_reject', gene.id, shortKey(key), category, size, {
+              quota: a.quota, used, evictable: freed, needed: need, entryId: entryId(h.agentId, key),
+            }))
           refuse(QUOTA)
         }
       }
@@ -420,7 +472,7 @@ class Model {
       key = parseKey(key)
       const e = a.entries.get(key)
       if (!e) refuse(NOT_FOUND)
-      if (!admits(e.access.writeScope, e, gene)) this.deny(now, h.agentId, gene.id, 'delete', e.key, e.category, e.size)
+      if (!admits(e.access.writeScope, e, gene)) this.deny(now, h, gene.id, 'delete', e.key, e.category, e.size)
       this.line(now, h.agentId, 'delete', gene.id, e.key, e.category, e.size)
       a.entries.delete(key)
       return undefined

@@ -200,7 +200,12 @@ function runSequence(seed, ops) {
     }
     return handles.get(k)
   }
-  const caller = (op) => ({ agentId: op.gene.noAgent ? null : op.agentId, geneId: op.gene.geneId, domain: op.gene.domain })
+  // `handle` names the gene handle the call goes through (refusals are bounded per handle):
+  // call `route(op)` first, which picks it.
+  const caller = (op) => ({
+    agentId: op.gene.noAgent ? null : op.agentId, geneId: op.gene.geneId, domain: op.gene.domain,
+    handle: `${op.via}|${op.agentId}|${op.gene.name}`,
+  })
   const wasmHandles = new Map()
   const wasm = (op) => {
     const k = `${op.agentId}|${op.gene.name}`
@@ -232,23 +237,29 @@ function runSequence(seed, ops) {
       case 'clock':
         clock.t = op.to
         return
-      case 'read':
-        want = model.read(t, caller(op), route(op), op.category)
+      case 'read': {
+        const key = route(op)
+        want = model.read(t, caller(op), key, op.category)
         got = viaGene(op, () => handle(op.agentId, op.gene).readMemory(op.key, op.category))
         break
-      case 'write':
-        want = model.write(t, caller(op), route(op), op.value, op.category, op.access, op.retention)
+      }
+      case 'write': {
+        const key = route(op)
+        want = model.write(t, caller(op), key, op.value, op.category, op.access, op.retention)
         got = viaGene(op, () => handle(op.agentId, op.gene).writeMemory(op.key, op.value, op.category, op.access, op.retention))
         break
+      }
       case 'query':
         route(op)
         want = model.query(t, caller(op), op.filter)
         got = viaGene(op, () => handle(op.agentId, op.gene).queryMemory(op.filter))
         break
-      case 'delete':
-        want = model.delete(t, caller(op), route(op))
+      case 'delete': {
+        const key = route(op)
+        want = model.delete(t, caller(op), key)
         got = viaGene(op, () => handle(op.agentId, op.gene).deleteMemory(op.key))
         break
+      }
       case 'list':
         want = model.list(t, op.agentId, op.category)
         got = outcome(() => memory.listAgentMemory({ agentId: op.agentId, root, category: op.category, now }))

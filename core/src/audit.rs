@@ -3,12 +3,16 @@
 //! Lines are collected while a call runs and appended in one write before the call commits
 //! (write-ahead, R-AUD-2). Keys and reasons are JSON-escaped by serde, so no key can forge a
 //! line; values are never written.
+//!
+//! What a gene can make us write by calls that change nothing (denials, quota rejections) is
+//! bounded per handle by a `DenialLog`: see its doc comment and the README's audit section.
 
 use crate::layout::{append_lines, Layout};
-use crate::error::{MemoryError, Result};
+use crate::error::{ErrorCode, MemoryError, Result};
 use crate::model::{entry_id, Category};
 use crate::time::format_ms;
 use serde::Serialize;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// The `action` of an audit line, without its `memory.` prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +74,11 @@ struct Line<'a> {
     evictable: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     needed: Option<u64>,
+    /// A summary line: how many refusals it stands for, and since when.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    since: Option<String>,
 }
 
 /// What a quota rejection needed and had (R-AUD-3).
@@ -95,6 +104,8 @@ pub struct AuditBatch<'a> {
     pub now: i64,
     lines: Vec<u8>,
     events: Vec<u8>,
+    /// The gene handle's bound on refusal lines; `None` for the deployer's calls.
+    denials: Option<Arc<DenialLog>>,
 }
 
 /// The subject of a line: the entry's key, category and size, where known.
@@ -107,21 +118,86 @@ pub struct Subject<'a> {
 
 impl<'a> AuditBatch<'a> {
     pub fn new(agent_id: &'a str, now: i64) -> Self {
-        AuditBatch { agent_id, now, lines: Vec::new(), events: Vec::new() }
+        AuditBatch { agent_id, now, lines: Vec::new(), events: Vec::new(), denials: None }
+    }
+
+    /// Refusals recorded from now on count against `log` (one gene handle's bound).
+    pub fn bound_by(&mut self, log: Option<&Arc<DenialLog>>) {
+        self.denials = log.cloned();
     }
 
     pub fn is_empty(&self) -> bool {
         self.lines.is_empty()
     }
 
-    /// Appends one line for a change or a quota rejection.
+    /// Appends one line for a change or a quota rejection. A rejection counts against the
+    /// handle's `DenialLog`, which may count it instead of writing it.
     pub fn record(&mut self, action: Action, actor: Actor<'_>, subject: Subject<'_>, quota: Option<QuotaFacts>) {
-        self.push(action, actor, subject, None, quota);
+        if action != Action::QuotaReject {
+            return self.push(action, actor, subject, None, quota);
+        }
+        if self.admit(action, "write", ErrorCode::QuotaExceeded.as_str(), subject.key) {
+            self.push_refusal(action, actor, subject, None, quota);
+        }
+        self.summarise_if_due();
     }
 
-    /// Appends a denial line, and a telemetry event unless the user opted out (R-AUD-4).
+    /// Appends a denial line, and a telemetry event unless the user opted out (R-AUD-4); or,
+    /// past the handle's bound, counts it for a later summary line.
     pub fn deny(&mut self, actor: Actor<'_>, subject: Subject<'_>, denial: Denial<'_>) {
-        self.push(Action::AccessDenied, actor, subject, Some(denial), None);
+        if self.admit(Action::AccessDenied, denial.op, denial.code, subject.key) {
+            self.push_refusal(Action::AccessDenied, actor, subject, Some(denial), None);
+            self.event(actor, denial.op, denial.code, None);
+        }
+        self.summarise_if_due();
+    }
+
+    /// Whether a refusal gets a line of its own (always, for a batch with no `DenialLog`).
+    fn admit(&mut self, action: Action, op: &str, code: &str, key: Option<&str>) -> bool {
+        match &self.denials {
+            Some(log) => log.admit(action, op, code, key, self.now),
+            None => true,
+        }
+    }
+
+    /// The summary lines the handle's `DenialLog` owes, if one is due now.
+    fn summarise_if_due(&mut self) {
+        if let Some(log) = self.denials.clone() {
+            if let Some(due) = log.take_due(self.now) {
+                self.summarise(&log, &due);
+            }
+        }
+    }
+
+    /// One line (and telemetry event, for denials) per group of counted refusals.
+    fn summarise(&mut self, log: &DenialLog, due: &[Counted]) {
+        let actor = match &log.gene_id {
+            Some(id) => Actor::Gene(id),
+            None => Actor::System,
+        };
+        for c in due {
+            let reason = (c.action == Action::AccessDenied).then(|| {
+                format!(
+                    "{} more denials of {} by this gene handle since {}, counted instead of written one by one (repeats of the line before, or past the {FULL_REFUSAL_LINES} lines a handle writes in full)",
+                    c.count, c.op, format_ms(c.since)
+                )
+            });
+            let denial = reason.as_deref().map(|reason| Denial { op: &c.op, code: &c.code, reason });
+            let mut line = make_line(self.agent_id, self.now, c.action, actor, Subject::default(), denial, None);
+            if c.action == Action::QuotaReject {
+                line.op = None;
+            }
+            line.count = Some(c.count);
+            line.since = Some(format_ms(c.since));
+            write_json_line(&mut self.lines, &line);
+            if c.action == Action::AccessDenied {
+                self.event(actor, &c.op, &c.code, Some((c.count, c.since)));
+            }
+        }
+    }
+
+    /// A telemetry event for a denial (R-AUD-4), or for `count` of them since a time.
+    fn event(&mut self, actor: Actor<'_>, op: &str, code: &str, summary: Option<(u64, i64)>) {
         if telemetry_enabled() {
             #[derive(Serialize)]
             struct Event<'a> {
@@ -133,38 +209,40 @@ impl<'a> AuditBatch<'a> {
                 gene_id: Option<&'a str>,
                 op: &'a str,
                 code: &'a str,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                count: Option<u64>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                since: Option<String>,
             }
             let gene_id = match actor {
                 Actor::Gene(id) => Some(id),
                 _ => None,
             };
-            let event = Event { ts: format_ms(self.now), event: "memory.access_denied", agent_id: self.agent_id, gene_id, op: denial.op, code: denial.code };
+            let event = Event {
+                ts: format_ms(self.now),
+                event: "memory.access_denied",
+                agent_id: self.agent_id,
+                gene_id,
+                op,
+                code,
+                count: summary.map(|s| s.0),
+                since: summary.map(|s| format_ms(s.1)),
+            };
             write_json_line(&mut self.events, &event);
         }
     }
 
     fn push(&mut self, action: Action, actor: Actor<'_>, s: Subject<'_>, denial: Option<Denial<'_>>, quota: Option<QuotaFacts>) {
-        let line = Line {
-            ts: format_ms(self.now),
-            agent_id: self.agent_id,
-            action: action.as_str(),
-            actor: match actor {
-                Actor::Gene(id) => Some(id),
-                Actor::Deployer => Some("deployer"),
-                Actor::System => None,
-            },
-            key: s.key,
-            entry_id: s.key.map(|k| entry_id(self.agent_id, k)),
-            category: s.category.map(Category::as_str),
-            size: s.size,
-            op: denial.map(|d| d.op),
-            code: denial.map(|d| d.code),
-            reason: denial.map(|d| d.reason),
-            quota: quota.map(|q| q.quota),
-            used: quota.map(|q| q.used),
-            evictable: quota.map(|q| q.evictable),
-            needed: quota.map(|q| q.needed),
-        };
+        let line = make_line(self.agent_id, self.now, action, actor, s, denial, quota);
+        write_json_line(&mut self.lines, &line);
+    }
+
+    /// A refusal's line, its key cut to `REFUSAL_KEY_BYTES`: the `entryId` (a SHA-256 of the
+    /// whole key) still names it.
+    fn push_refusal(&mut self, action: Action, actor: Actor<'_>, s: Subject<'_>, denial: Option<Denial<'_>>, quota: Option<QuotaFacts>) {
+        let short = s.key.map(shorten_key);
+        let mut line = make_line(self.agent_id, self.now, action, actor, Subject { key: short.as_deref(), ..s }, denial, quota);
+        line.entry_id = s.key.map(|k| entry_id(self.agent_id, k));
         write_json_line(&mut self.lines, &line);
     }
 
@@ -177,15 +255,11 @@ impl<'a> AuditBatch<'a> {
         // `.rotifer` must be a real folder (O_NOFOLLOW guards only the file itself). It almost
         // always is: one lookup, and the full check (which creates it) only when it is not.
         match std::fs::symlink_metadata(layout.rotifer_dir()) {
-            Ok(m) if m.file_type().is_dir() => {}
+            Ok(m) if m.file_type().is_dir() => crate::layout::refuse_untrusted_dir(&layout.rotifer_dir(), &m)?,
             _ => layout.ensure_dirs(false)?,
         }
-        append_lines(&path, &self.lines).map_err(|e| {
-            MemoryError::storage(format!(
-                "cannot append to the audit log {} ({e}); nothing was changed. Make it a writable regular file",
-                layout.audit_path().display()
-            ))
-        })?;
+        append_lines(&path, &self.lines)
+            .map_err(|e| MemoryError::storage(format!("the audit log could not be written: {}; nothing was changed", e.message)))?;
         self.lines.clear();
         Ok(())
     }
@@ -197,6 +271,180 @@ impl<'a> AuditBatch<'a> {
             self.events.clear();
         }
     }
+}
+
+/// One line of the audit log, before it is serialised.
+fn make_line<'l>(agent_id: &'l str, now: i64, action: Action, actor: Actor<'l>, s: Subject<'l>, denial: Option<Denial<'l>>, quota: Option<QuotaFacts>) -> Line<'l> {
+    Line {
+        ts: format_ms(now),
+        agent_id,
+        action: action.as_str(),
+        actor: match actor {
+            Actor::Gene(id) => Some(id),
+            Actor::Deployer => Some("deployer"),
+            Actor::System => None,
+        },
+        key: s.key,
+        entry_id: s.key.map(|k| entry_id(agent_id, k)),
+        category: s.category.map(Category::as_str),
+        size: s.size,
+        op: denial.map(|d| d.op),
+        code: denial.map(|d| d.code),
+        reason: denial.map(|d| d.reason),
+        quota: quota.map(|q| q.quota),
+        used: quota.map(|q| q.used),
+        evictable: quota.map(|q| q.evictable),
+        needed: quota.map(|q| q.needed),
+        count: None,
+        since: None,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The bound on refusal lines (R-AUD-1/4)
+
+/// How many refusal lines one gene handle writes in full; later refusals are counted.
+pub const FULL_REFUSAL_LINES: u32 = 10;
+/// Counted refusals are summarised at most this often, and when the handle goes away.
+pub const SUMMARY_INTERVAL_MS: i64 = 60_000;
+/// How much of a key a refusal line shows; its `entryId` (SHA-256 of the whole key) names it.
+pub const REFUSAL_KEY_BYTES: usize = 64;
+
+/// The refusals (denials and quota rejections) of one gene handle: a `GeneMemoryAccess`, or one
+/// set of WASM imports. Refusals change nothing, so a gene can repeat them as fast as it can
+/// call; without a bound it could fill the disk through the logs that every agent of the
+/// project shares. The rule:
+///
+/// - a refusal gets a line of its own (key cut to `REFUSAL_KEY_BYTES`, telemetry event for a
+///   denial) unless it repeats the handle's last such line (same action, op, code and key) or
+///   the handle has written `FULL_REFUSAL_LINES` of them already;
+/// - the others are counted per action, op and code, and written as one summary line each
+///   (`"count"`, `"since"`) at the first refusal `SUMMARY_INTERVAL_MS` after the first one
+///   counted, and when the handle is dropped or the process exits.
+///
+/// So a handle adds at most `FULL_REFUSAL_LINES` lines, plus a few summary lines a minute,
+/// and every refusal is in the log, one by one or in a count.
+pub struct DenialLog {
+    layout: Layout,
+    agent_id: String,
+    gene_id: Option<String>,
+    state: Mutex<DenialState>,
+}
+
+#[derive(Default)]
+struct DenialState {
+    full_lines: u32,
+    /// What the last full line refused: action, op, code, key.
+    last: Option<(Action, String, String, Option<String>)>,
+    counted: Vec<Counted>,
+    /// The latest clock reading seen: the time of the summary written at drop.
+    last_now: i64,
+}
+
+/// Refusals counted instead of written, of one action, op and code.
+#[derive(Debug, Clone)]
+struct Counted {
+    action: Action,
+    op: String,
+    code: String,
+    count: u64,
+    since: i64,
+}
+
+impl DenialLog {
+    /// The log of a handle of `gene_id` (`None`: no valid v2 id) on `agent_id`'s memory.
+    pub fn new(layout: Layout, agent_id: &str, gene_id: Option<&str>) -> Arc<DenialLog> {
+        let log = Arc::new(DenialLog {
+            layout,
+            agent_id: agent_id.to_string(),
+            gene_id: gene_id.map(str::to_string),
+            state: Mutex::new(DenialState::default()),
+        });
+        let mut live = lock(live_logs());
+        live.retain(|w| w.strong_count() > 0);
+        live.push(Arc::downgrade(&log));
+        log
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, DenialState> {
+        lock(&self.state)
+    }
+
+    /// Whether this refusal gets a line of its own; if not, it is counted.
+    fn admit(&self, action: Action, op: &str, code: &str, key: Option<&str>, now: i64) -> bool {
+        let mut st = self.state();
+        st.last_now = st.last_now.max(now);
+        let what = (action, op.to_string(), code.to_string(), key.map(str::to_string));
+        if st.full_lines < FULL_REFUSAL_LINES && st.last.as_ref() != Some(&what) {
+            st.full_lines += 1;
+            st.last = Some(what);
+            return true;
+        }
+        match st.counted.iter_mut().find(|c| c.action == action && c.op == op && c.code == code) {
+            Some(c) => c.count += 1,
+            None => st.counted.push(Counted { action, op: op.to_string(), code: code.to_string(), count: 1, since: now }),
+        }
+        false
+    }
+
+    /// The counted refusals, if their summary is due at `now`.
+    fn take_due(&self, now: i64) -> Option<Vec<Counted>> {
+        let mut st = self.state();
+        let first = st.counted.iter().map(|c| c.since).min()?;
+        (now.saturating_sub(first) >= SUMMARY_INTERVAL_MS).then(|| std::mem::take(&mut st.counted))
+    }
+
+    /// Writes the summary of every refusal counted so far (best effort: nothing else would
+    /// write it). Called when the handle goes away and at process exit.
+    pub fn flush(&self) {
+        let (counted, now) = {
+            let mut st = self.state();
+            (std::mem::take(&mut st.counted), st.last_now)
+        };
+        if counted.is_empty() {
+            return;
+        }
+        let mut batch = AuditBatch::new(&self.agent_id, now);
+        batch.summarise(self, &counted);
+        let _ = batch.flush_audit(&self.layout);
+        batch.flush_telemetry(&self.layout);
+    }
+}
+
+impl Drop for DenialLog {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+fn live_logs() -> &'static Mutex<Vec<Weak<DenialLog>>> {
+    static LIVE: OnceLock<Mutex<Vec<Weak<DenialLog>>>> = OnceLock::new();
+    LIVE.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Writes the summaries every live handle owes: for the front end's process-exit hook, since
+/// handles still referenced at exit are never dropped.
+pub fn flush_all_denial_logs() {
+    let live: Vec<Arc<DenialLog>> = lock(live_logs()).iter().filter_map(Weak::upgrade).collect();
+    for log in live {
+        log.flush();
+    }
+}
+
+/// `key` cut to at most `REFUSAL_KEY_BYTES` (on a character boundary), with `…` when cut.
+fn shorten_key(key: &str) -> std::borrow::Cow<'_, str> {
+    if key.len() <= REFUSAL_KEY_BYTES {
+        return key.into();
+    }
+    let mut end = REFUSAL_KEY_BYTES;
+    while !key.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &key[..end]).into()
 }
 
 fn write_json_line<T: Serialize>(out: &mut Vec<u8>, value: &T) {
@@ -273,6 +521,16 @@ mod tests {
         assert!(text.contains("\\u2028") && text.contains("\\u2029") && text.contains("\\u0085"));
         let v: serde_json::Value = serde_json::from_str(text.trim_end()).unwrap();
         assert_eq!(v["key"], evil);
+    }
+
+    #[test]
+    fn refusal_keys_are_cut_on_a_character_boundary() {
+        assert_eq!(shorten_key("short"), "short");
+        let k = "a".repeat(REFUSAL_KEY_BYTES);
+        assert_eq!(shorten_key(&k), k, "exactly the limit is kept whole");
+        // 'é' is 2 bytes: 63 bytes of 'a' then 'é' would cross byte 64, so it is left out.
+        let k = format!("{}é{}", "a".repeat(REFUSAL_KEY_BYTES - 1), "b".repeat(10));
+        assert_eq!(shorten_key(&k), format!("{}…", "a".repeat(REFUSAL_KEY_BYTES - 1)));
     }
 
     #[test]

@@ -78,9 +78,12 @@ impl fmt::Display for MemoryError {
 
 impl std::error::Error for MemoryError {}
 
+/// How a SQLite failure's message starts.
+pub const SQLITE_FAILED: &str = "memory database failed: ";
+
 impl From<rusqlite::Error> for MemoryError {
     fn from(e: rusqlite::Error) -> Self {
-        MemoryError::storage(format!("memory database failed: {e}"))
+        MemoryError::storage(format!("{SQLITE_FAILED}{e}"))
     }
 }
 

@@ -126,6 +126,45 @@ impl DbFile {
 }
 
 
+/// Refuses a database, `-wal` or `-shm` at `path` that memory cannot trust or use, before SQLite
+/// opens any of them: one that is not a regular file (a FIFO, a folder), another user's, writable
+/// by group or others, with another name (a hard link), or that its owner cannot read and write.
+/// A file that is not there is fine (SQLite creates `-wal` and `-shm` as it needs them).
+/// Looks with `lstat` only: opening and closing a descriptor would drop this process's locks.
+pub fn refuse_untrusted_database_files(path: &Path) -> Result<()> {
+    for suffix in ["", "-wal", "-shm"] {
+        let file = PathBuf::from(format!("{}{suffix}", path.display()));
+        let meta = match std::fs::symlink_metadata(&file) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(untrusted(&file, e)),
+        };
+        if meta.file_type().is_symlink() {
+            return Err(untrusted(&file, "is a symlink; memory databases are never opened through links: move it away"));
+        }
+        if !meta.is_file() {
+            return Err(untrusted(&file, "is not a regular file (a FIFO, a device or a folder?): move it away"));
+        }
+        crate::layout::refuse_untrusted_file(&file, &meta)?;
+        refuse_owner_cannot_read_write(&file, &meta)?;
+    }
+    Ok(())
+}
+
+/// Refuses a database file its owner may not read and write: SQLite would fail later, at the
+/// first write, with a message that names no file.
+pub fn refuse_owner_cannot_read_write(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    if meta.mode() & 0o600 != 0o600 {
+        return Err(untrusted(path, format!("is not readable and writable by its owner (mode {:04o}): run `chmod u+rw` on it", meta.mode() & 0o7777)));
+    }
+    Ok(())
+}
+
+fn untrusted(path: &Path, what: impl std::fmt::Display) -> crate::error::MemoryError {
+    crate::error::MemoryError::storage(format!("{}: {what}; nothing was opened or changed", path.display()))
+}
+
 /// Fails with `otherwise` unless the file at `path` starts as every SQLite database does.
 /// Opens no watch: for a file that SQLite has not opened yet.
 pub fn check_header_at(path: &Path, otherwise: &str) -> Result<()> {

@@ -1,11 +1,13 @@
 //! Where things live under a project root (R-HOST-1, R-AUD-1/4/5), and how they are created:
-//! folders 0700, files 0600, never through a symlink.
+//! folders 0700, files 0600, never through a symlink. What is found there is trusted only if
+//! it is ours: owned by this process's user, writable by nobody else, and (files) with no other
+//! name, as OpenSSH's StrictModes does. One `refuse_…` function per check.
 
 use crate::error::{MemoryError, Result};
-use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::fs::{self, DirBuilder, File, Metadata, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::FileExt;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// The files of one project root.
@@ -23,7 +25,17 @@ impl Layout {
         let root = match root {
             Some(r) if r.is_empty() => return Err(MemoryError::invalid("root must not be an empty string; omit it to use the project root")),
             Some(r) => cwd.join(r),
-            None => cwd.ancestors().find(|d| d.join("rotifer.json").is_file()).unwrap_or(&cwd).to_path_buf(),
+            None => {
+                let found = cwd.ancestors().find(|d| d.join("rotifer.json").is_file());
+                if let Some(found) = found {
+                    // A `rotifer.json` planted in a shared folder above must not capture the
+                    // memory of whoever runs genes below it.
+                    refuse_untrusted_rotifer_dir(&found.join(".rotifer")).map_err(|e| {
+                        MemoryError::storage(format!("the project root {} (found upwards from {}) is not usable: {}", found.display(), cwd.display(), e.message))
+                    })?;
+                }
+                found.unwrap_or(&cwd).to_path_buf()
+            }
         };
         Ok(Layout { root })
     }
@@ -73,11 +85,24 @@ impl Layout {
     }
 }
 
+/// A `.rotifer/` folder that exists must be a folder we can trust; one that does not is fine.
+fn refuse_untrusted_rotifer_dir(dir: &Path) -> Result<()> {
+    match fs::symlink_metadata(dir) {
+        Ok(m) if m.file_type().is_dir() => refuse_untrusted_dir(dir, &m),
+        Ok(m) if m.file_type().is_symlink() => Err(MemoryError::storage(format!(
+            "{} is a symlink; memory folders are never followed through links: replace it with a folder",
+            dir.display()
+        ))),
+        Ok(_) => Err(MemoryError::storage(format!("{} exists and is not a folder: move it away", dir.display()))),
+        Err(_) => Ok(()),
+    }
+}
+
 fn ensure_private_dir(dir: &Path) -> Result<()> {
     match DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match fs::symlink_metadata(dir) {
-            Ok(m) if m.file_type().is_dir() => Ok(()),
+            Ok(m) if m.file_type().is_dir() => refuse_untrusted_dir(dir, &m),
             Ok(m) if m.file_type().is_symlink() => Err(MemoryError::storage(format!(
                 "{} is a symlink; memory folders are never followed through links: replace it with a folder",
                 dir.display()
@@ -88,34 +113,96 @@ fn ensure_private_dir(dir: &Path) -> Result<()> {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Trust checks: on metadata already taken (lstat or fstat), never by opening a file.
+
+/// A folder under `.rotifer/` (or `.rotifer/` itself) we may use.
+pub fn refuse_untrusted_dir(path: &Path, meta: &Metadata) -> Result<()> {
+    refuse_foreign_owner(path, meta)?;
+    refuse_group_or_other_writable(path, meta)
+}
+
+/// A file under `.rotifer/` (database, `-wal`, `-shm`, log) we may read and write.
+pub fn refuse_untrusted_file(path: &Path, meta: &Metadata) -> Result<()> {
+    refuse_foreign_owner(path, meta)?;
+    refuse_group_or_other_writable(path, meta)?;
+    refuse_hard_linked(path, meta)
+}
+
+/// Refuses what another user owns: its owner could read it, rewrite it, or swap it.
+pub fn refuse_foreign_owner(path: &Path, meta: &Metadata) -> Result<()> {
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(MemoryError::storage(format!(
+            "{} is owned by user id {}, not by this process's user (id {me}): memory trusts only its own files. If it is yours, `chown` it to you; if not, move it away and find out who put it there",
+            path.display(),
+            meta.uid()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses what its group or others may write: they could empty, forge or replace it.
+pub fn refuse_group_or_other_writable(path: &Path, meta: &Metadata) -> Result<()> {
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(MemoryError::storage(format!(
+            "{} can be written by its group or by others (mode {mode:04o}): they could read, forge or replace memory. Run `chmod go-w {}` (memory makes folders 0700 and files 0600)",
+            path.display(),
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a file with another name (a hard link): whoever holds that name reads what is
+/// written here, or has it written into a file of theirs.
+pub fn refuse_hard_linked(path: &Path, meta: &Metadata) -> Result<()> {
+    if meta.nlink() > 1 {
+        return Err(MemoryError::storage(format!(
+            "{} has {} names (hard links): another name could read what memory writes to it, or be a file memory must not write. Remove the other names (`find / -xdev -samefile {}`), or copy the file and use the copy",
+            path.display(),
+            meta.nlink(),
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Appends `bytes` (whole JSON lines) to a log file in one `write`, creating it 0600.
-/// The file is never reached through a symlink, and must be a regular file. If an earlier,
+/// The file is never reached through a symlink, and must be a regular file we can trust
+/// (`refuse_untrusted_file`): nothing is written to one that is not. If an earlier,
 /// failed append left a partial line, a newline is put first so that every line stays whole.
-pub fn append_lines(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn append_lines(path: &Path, bytes: &[u8]) -> Result<()> {
+    let failed = |e: std::io::Error| {
+        MemoryError::storage(format!("cannot append to {} ({e}); make it a writable regular file", path.display()))
+    };
     let mut file: File = OpenOptions::new()
         .read(true)
         .append(true)
         .create(true)
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)?;
-    let meta = file.metadata()?;
+        .open(path)
+        .map_err(failed)?;
+    let meta = file.metadata().map_err(failed)?;
     if !meta.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
+        return Err(failed(std::io::Error::other("not a regular file")));
     }
+    refuse_untrusted_file(path, &meta)?;
     let mut needs_newline = false;
     if meta.len() > 0 {
         let mut last = [0u8; 1];
-        file.read_exact_at(&mut last, meta.len() - 1)?;
+        file.read_exact_at(&mut last, meta.len() - 1).map_err(failed)?;
         needs_newline = last[0] != b'\n';
     }
     if needs_newline {
         let mut buf = Vec::with_capacity(bytes.len() + 1);
         buf.push(b'\n');
         buf.extend_from_slice(bytes);
-        file.write_all(&buf)
+        file.write_all(&buf).map_err(failed)
     } else {
-        file.write_all(bytes)
+        file.write_all(bytes).map_err(failed)
     }
 }
 

@@ -7,7 +7,7 @@
 
 use crate::access::{data_policy_violation, denial_reason, scope_admits, unsupported_scope, Gene};
 use crate::arg::Arg;
-use crate::audit::{Action, Actor, AuditBatch, Denial, QuotaFacts, Subject};
+use crate::audit::{Action, Actor, AuditBatch, Denial, DenialLog, QuotaFacts, Subject};
 use crate::error::{ErrorCode, MemoryError, Result};
 use crate::layout::Layout;
 use crate::model::*;
@@ -111,6 +111,8 @@ impl Target {
 pub struct GeneMemory {
     target: Option<Target>,
     gene: Option<Gene>,
+    /// This handle's bound on refusal lines (R-AUD-1); `None` without an agent (no line).
+    denials: Option<Arc<DenialLog>>,
 }
 
 impl GeneMemory {
@@ -119,7 +121,12 @@ impl GeneMemory {
             Some(agent_id) => Some(Target { layout: Layout::resolve(o.root.as_deref())?, agent_id, store: OnceLock::new() }),
             None => None,
         };
-        Ok(GeneMemory { target, gene: Self::gene(o.gene_id, o.domain) })
+        Ok(GeneMemory::with(target, Self::gene(o.gene_id, o.domain)))
+    }
+
+    fn with(target: Option<Target>, gene: Option<Gene>) -> GeneMemory {
+        let denials = target.as_ref().map(|t| DenialLog::new(t.layout.clone(), &t.agent_id, gene.as_ref().map(|g| g.id.as_str())));
+        GeneMemory { target, gene, denials }
     }
 
     fn gene(id: Option<String>, domain: Option<String>) -> Option<Gene> {
@@ -140,6 +147,7 @@ impl GeneMemory {
                 _ => None,
             };
             let mut batch = AuditBatch::new(&target.agent_id, now);
+            batch.bound_by(self.denials.as_ref());
             let denial = Denial { op, code: ErrorCode::AccessDenied.as_str(), reason: "no valid v2 id" };
             batch.deny(Actor::System, Subject { key, ..Subject::default() }, denial);
             batch.flush_audit(&target.layout)?;
@@ -190,6 +198,7 @@ impl GeneMemory {
             return Ok(result);
         }
         store.write(now, |tx| {
+            tx.batch.bound_by(self.denials.as_ref());
             let key = parse_key(key)?;
             let category = parse_optional_category(category)?;
             let Some(mut found) = load_entry(tx.conn, &key)? else { return Ok(None) };
@@ -212,6 +221,7 @@ impl GeneMemory {
     pub fn write(&self, key: &Arg, value: Arg, category: &Arg, access: &Arg, retention: &Arg, now: i64) -> Result<Entry> {
         let (store, gene) = self.caller("write", Some(key), now)?;
         store.write(now, move |tx| {
+            tx.batch.bound_by(self.denials.as_ref());
             let key = parse_key(key)?;
             let value = parse_value(value)?;
             let category = parse_category(category)?;
@@ -338,6 +348,7 @@ impl GeneMemory {
     pub fn delete(&self, key: &Arg, now: i64) -> Result<()> {
         let (store, gene) = self.caller("delete", Some(key), now)?;
         store.write(now, |tx| {
+            tx.batch.bound_by(self.denials.as_ref());
             let key = parse_key(key)?;
             let Some(found) = load_entry(tx.conn, &key)? else {
                 return Err(MemoryError::not_found(format!("no entry with key {key:?} (never written, deleted, or expired)")));
@@ -391,8 +402,11 @@ fn make_room(tx: &mut Tx<'_, '_>, gene: &Gene, key: &str, need: u64, subject: Su
     }
     let facts = QuotaFacts { quota: tx.agent.quota, used: tx.agent.used, evictable: freed, needed: need };
     tx.batch.record(Action::QuotaReject, Actor::Gene(&gene.id), subject, Some(facts));
+    // The gene learns only what it knows already (its write's size, the quota): the figures
+    // above count entries it may not read, and a rejection changes nothing, so it could probe
+    // their sizes over and over. The audit line keeps them for the deployer.
     Err(MemoryError::quota(format!(
-        "writing {:?} ({} bytes) needs {need} more bytes than the quota of {} allows, and evicting every CACHE, PATTERN and CONTEXT entry would free only {freed} bytes; nothing was written or evicted. Delete entries (PREFERENCE entries are never evicted) or raise the quota",
+        "writing {:?} ({} bytes) does not fit in the quota of {}, even after evicting every CACHE, PATTERN and CONTEXT entry that could go; nothing was written or evicted. Delete entries (PREFERENCE entries are never evicted) or ask the deployer to raise the quota",
         key,
         subject.size.unwrap_or(0),
         crate::quota::describe_quota(tx.agent.quota)
@@ -744,10 +758,10 @@ impl TestMemory {
         }
         let store = OnceLock::new();
         let _ = store.set(self.store.clone());
-        Ok(GeneMemory {
-            target: Some(Target { layout: self.store.layout.clone(), agent_id: TEST_AGENT_ID.to_string(), store }),
-            gene: GeneMemory::gene(gene_id, domain),
-        })
+        Ok(GeneMemory::with(
+            Some(Target { layout: self.store.layout.clone(), agent_id: TEST_AGENT_ID.to_string(), store }),
+            GeneMemory::gene(gene_id, domain),
+        ))
     }
 
     pub fn root(&self) -> &std::path::Path {

@@ -201,6 +201,7 @@ impl AgentStore {
             IfMissing::CreateWith(quota, policy) => (quota, policy),
             _ => (DEFAULT_QUOTA, DataPolicy::default()),
         };
+        crate::integrity::refuse_untrusted_database_files(&path)?;
         prepare_database_file(&path, agent_id, limits)?;
         // The file first, then SQLite: `opened` checks that both are the same file.
         let mut file = DbFile::open(&path)?;
@@ -500,6 +501,55 @@ impl Tx<'_, '_> {
 // ---------------------------------------------------------------------------------------------
 // Opening
 
+/// What every connection gets before its first statement: SQL stored in the database (a
+/// planted trigger, view or default) may not call functions with side effects, and the schema
+/// cannot be edited by writing to `sqlite_master` (SQLite's defensive mode).
+fn harden_connection(conn: &Connection) -> rusqlite::Result<()> {
+    use rusqlite::config::DbConfig;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
+    conn.execute_batch("PRAGMA trusted_schema = OFF")
+}
+
+/// The schema this package creates, as `sqlite_master` holds it (type, name, table, SQL), read
+/// from a database built from `SCHEMA` itself: a schema change needs no second list.
+fn expected_schema() -> &'static [SchemaObject] {
+    static EXPECTED: OnceLock<Vec<SchemaObject>> = OnceLock::new();
+    EXPECTED.get_or_init(|| {
+        let conn = Connection::open_in_memory().expect("an in-memory database opens");
+        conn.execute_batch(SCHEMA).expect("SCHEMA is valid SQL");
+        schema_objects(&conn).expect("sqlite_master of an in-memory database reads")
+    })
+}
+
+type SchemaObject = (String, String, String, Option<String>);
+
+fn schema_objects(conn: &Connection) -> rusqlite::Result<Vec<SchemaObject>> {
+    let mut stmt = conn.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    rows.collect()
+}
+
+/// Refuses a database whose schema is not exactly the one this package creates: a trigger,
+/// view, table or index added by anyone who could edit the file (or carried in by a restored
+/// backup) would run, or be read, inside this process.
+fn refuse_foreign_schema(conn: &Connection, path: &Path) -> Result<()> {
+    let found = schema_objects(conn).map_err(|e| storage(path, format!("its schema cannot be read ({e}); the file was left as it is")))?;
+    let expected = expected_schema();
+    if let Some((kind, name, table, _)) = found.iter().find(|o| !expected.contains(o)) {
+        return Err(storage(
+            path,
+            format!(
+                "holds a {kind} {name:?} (on {table:?}) that rotifer-memory did not create, or one it did create but changed; such SQL would run inside this process. The file was left as it is: restore the database from a backup, or remove the {kind} with the sqlite3 shell if you know where it came from"
+            ),
+        ));
+    }
+    if let Some((kind, name, _, _)) = expected.iter().find(|o| !found.contains(o)) {
+        return Err(storage(path, format!("lacks the {kind} {name:?} that rotifer-memory creates; it is damaged or not a memory database. The file was left as it is: restore it from a backup")));
+    }
+    Ok(())
+}
+
 fn configure_connection(conn: &Connection) -> Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.set_prepared_statement_cache_capacity(64);
@@ -549,6 +599,7 @@ fn prepare_database_file(path: &Path, agent_id: &str, limits: (u64, DataPolicy))
 fn open_connection(path: &Path) -> Result<Connection> {
     configure_sqlite();
     let conn = Connection::open_with_flags(path, sqlite_flags()).map_err(|e| storage(path, e))?;
+    harden_connection(&conn).map_err(|e| storage(path, e))?;
     configure_connection(&conn)?;
     let checked = (|| -> rusqlite::Result<(i64, String)> {
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
@@ -563,10 +614,11 @@ fn open_connection(path: &Path) -> Result<Connection> {
             format!("has schema version {version}, and this version of rotifer-memory reads version {SCHEMA_VERSION}"),
         ));
     }
+    refuse_foreign_schema(&conn, path)?;
     if !mode.eq_ignore_ascii_case("wal") {
         conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)).map_err(|e| storage(path, e))?;
     }
-    read_agent(&conn).map_err(|e| storage(path, e.message))?;
+    read_agent(&conn).map_err(|e| storage(path, e.message.strip_prefix(crate::error::SQLITE_FAILED).unwrap_or(&e.message)))?;
     Ok(conn)
 }
 
@@ -585,6 +637,7 @@ fn build_new_database(path: &Path, agent_id: &str, (quota, policy): (u64, DataPo
     let result = (|| -> Result<()> {
         drop(create_private_file(&tmp).map_err(|e| storage(&tmp, e))?);
         let conn = Connection::open_with_flags(&tmp, sqlite_flags()).map_err(|e| storage(&tmp, e))?;
+        harden_connection(&conn)?;
         conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))?;
         conn.execute_batch(&format!("BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"))?;
         conn.execute(
@@ -592,7 +645,7 @@ fn build_new_database(path: &Path, agent_id: &str, (quota, policy): (u64, DataPo
             params![agent_id, quota as i64, policy.anonymization_supported, policy.max_retention_days],
         )?;
         conn.close().map_err(|(_, e)| MemoryError::from(e))?;
-        match std::fs::hard_link(&tmp, path) {
+        match move_into_place(&tmp, path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
             Err(e) => Err(storage(path, e)),
@@ -605,10 +658,59 @@ fn build_new_database(path: &Path, agent_id: &str, (quota, policy): (u64, DataPo
     result
 }
 
+/// Renames `tmp` to `path` unless `path` exists, in one step: the database never has two names,
+/// which an opener would refuse as a hard link. Where the file system cannot (no
+/// `RENAME_NOREPLACE`), links then unlinks.
+fn move_into_place(tmp: &Path, path: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
+    let (from, to) = (c(tmp)?, c(path)?);
+    let rc = unsafe { libc::renameat2(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::RENAME_NOREPLACE) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EINVAL) | Some(libc::ENOSYS) => std::fs::hard_link(tmp, path),
+        _ => Err(e),
+    }
+}
+
 /// A name part no other process or call of this one uses at the same time.
 pub fn unique_suffix() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     format!("{}-{:x}-{:x}", std::process::id(), nanos, COUNTER.fetch_add(1, Ordering::Relaxed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_connection_distrusts_the_schema_and_is_defensive() {
+        let tm = crate::TestMemory::create(1024, DataPolicy::default()).unwrap();
+        let store = AgentStore::open(&Layout::at(tm.root()), crate::memory::TEST_AGENT_ID, IfMissing::Skip).unwrap().unwrap();
+        store
+            .read(|conn| {
+                let trusted: i64 = conn.query_row("PRAGMA trusted_schema", [], |r| r.get(0))?;
+                assert_eq!(trusted, 0);
+                assert!(conn.db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE)?);
+                // Defensive mode: the schema cannot be edited by writing sqlite_master.
+                conn.execute_batch("PRAGMA writable_schema = ON")?;
+                assert!(conn.execute("UPDATE sqlite_master SET sql = sql WHERE name = 'entries'", []).is_err());
+                Ok(Some(()))
+            })
+            .unwrap();
+        tm.dispose();
+    }
+
+    #[test]
+    fn the_expected_schema_is_read_from_schema_itself() {
+        let names: Vec<&str> = expected_schema().iter().map(|o| o.1.as_str()).collect();
+        for name in ["agent", "entries", "entries_by_recency", "entries_by_category", "entries_by_expiry"] {
+            assert!(names.contains(&name), "{name} in {names:?}");
+        }
+    }
 }

@@ -5,7 +5,7 @@
 const memory = require('../../../index.js')
 const { readAgents, findAgent } = require('../agents')
 const { describeError } = require('../errors')
-const { formatBytes, printable, table } = require('../format')
+const { formatQuota, printable, table } = require('../format')
 
 /** The agent's memory usage, `null` if its memory was never created, or `{ error }`. */
 function usageOf(root, agent) {
@@ -36,7 +36,7 @@ function describeComposition(c) {
 function memoryCell(usage) {
   if (usage === null) return 'not created'
   if (usage.error) return `unavailable (${usage.error.split(':')[0]})`
-  return `${usage.used} bytes / ${formatBytes(usage.quota)}`
+  return `${usage.used} bytes / ${formatQuota(usage.quota, { exact: false })}`
 }
 
 function policyText(p) {
@@ -123,7 +123,7 @@ const show = {
     }
     const percent = usage.quota > 0 ? ` (${((usage.used / usage.quota) * 100).toFixed(1)}%)` : ''
     io.out(`  data policy   ${policyText(usage.dataPolicy)}`)
-    io.out(`  memory        ${usage.used} bytes used of ${formatBytes(usage.quota)} (${usage.quota} bytes)${percent}, ` +
+    io.out(`  memory        ${usage.used} bytes used of ${formatQuota(usage.quota)}${percent}, ` +
       `${usage.entries} ${usage.entries === 1 ? 'entry' : 'entries'}, ${usage.evictableBytes} bytes evictable`)
     io.out('')
     io.out(table(['CATEGORY', 'ENTRIES', 'BYTES', 'EVICTABLE', 'NEXT EXPIRY'], Object.entries(usage.categories).map(([name, c]) => [
