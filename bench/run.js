@@ -16,7 +16,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { spawnSync } = require('node:child_process')
+const { spawn, spawnSync } = require('node:child_process')
 const memory = require('../index.js')
 const { settle, startTimer, useClock, median, interleave, alternate, merge, growth, picks } = require('./measure')
 const S = require('./stores')
@@ -472,7 +472,6 @@ async function walSection(cfg, tmp, out) {
 
 /** Starts `count` writer processes, lets them go together, answers their writes per second. */
 async function runWriters(args, count, writes, seed) {
-  const { spawn } = require('node:child_process')
   const kids = []
   for (let i = 0; i < count; i++) {
     const json = JSON.stringify({ ...args, mode: 'writers', count: writes, seed: seed + i })
@@ -489,12 +488,18 @@ async function runWriters(args, count, writes, seed) {
     kids.push(k)
   }
   const failed = (k) => new Error(`writer child (${args.side}) failed: ${k.stderr}`)
-  await Promise.all(kids.map((k) => Promise.race([k.ready, k.done.then(() => Promise.reject(failed(k)))])))
-  for (const k of kids) k.child.stdin.end('go\n')
   const results = []
-  for (const k of kids) {
-    if ((await k.done) !== 0) throw failed(k)
-    results.push(JSON.parse(k.stdout.slice(k.stdout.indexOf('ready\n') + 6)))
+  try {
+    await Promise.all(kids.map((k) => Promise.race([k.ready, k.done.then(() => Promise.reject(failed(k)))])))
+    for (const k of kids) k.child.stdin.end('go\n')
+    for (const k of kids) {
+      if ((await k.done) !== 0) throw failed(k)
+      results.push(JSON.parse(k.stdout.slice(k.stdout.indexOf('ready\n') + 6)))
+    }
+  } catch (e) {
+    // The others would wait for "go" forever and keep this process alive.
+    for (const k of kids) if (k.child.exitCode === null) k.child.kill()
+    throw e
   }
   const start = Math.min(...results.map((r) => r.start))
   const end = Math.max(...results.map((r) => r.end))
