@@ -74,6 +74,12 @@ export declare function ensureAgentMemory(options: JsAny): boolean
  */
 export declare function exportAgentMemory(options: JsAny, now: JsAny): Buffer
 
+/**
+ * Writes the summary lines of refusals counted by live gene handles (R-AUD-1): called at
+ * process exit, since handles still referenced then are never dropped.
+ */
+export declare function flushDenialLogs(): void
+
 /** `getAgentMemory({ agentId, root?, key }, now)`: the entry with its value, or `null`. */
 export declare function getAgentMemory(options: JsAny, now: JsAny, makeEntry: JsAny): JsOut
 
@@ -84,14 +90,13 @@ export declare function importAgentMemory(options: JsAny, bundleValue: JsAny, no
 export declare function inspectAgentMemory(options: JsAny, now: JsAny): JsOut
 
 /** `listAgentMemory({ agentId, root?, category?, keyPrefix? }, now)`. */
-/**
- * Writes the summary lines of refusals counted by live gene handles (R-AUD-1): called at
- * process exit, since handles still referenced then are never dropped.
- */
-export declare function flushDenialLogs(): void
-
-/** `listAgentMemory({ agentId, root?, category? }, now)`. */
 export declare function listAgentMemory(options: JsAny, now: JsAny): JsOut
+
+/**
+ * The five error codes (spec §11), from their one home in the core: `lib/memory-error.js`
+ * takes its list from here.
+ */
+export declare function memoryErrorCodes(): Array<string>
 
 /** `parseMemoryQuota(text)`: bytes (R-QUO-2). */
 export declare function parseMemoryQuota(text: JsAny): number

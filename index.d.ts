@@ -113,7 +113,7 @@ export declare class MemoryError extends Error {
   readonly code: MemoryErrorCode
 }
 
-/** The five codes, in the order of the specification. */
+/** The five codes, in the order of the specification (only `MEMORY_STORAGE_ERROR` when the native binding is unavailable: every call then fails with it). */
 export declare const MEMORY_ERROR_CODES: readonly MemoryErrorCode[]
 
 /** Options of a `GeneMemoryAccess` (set by the host that runs the gene). */

@@ -7,18 +7,7 @@
 
 const { MemoryError, MEMORY_ERROR_CODES } = require('./lib/memory-error')
 const { create } = require('./lib/memory')
-
-function loadNative() {
-  try {
-    // An explicit library path is used as it is: a missing file means no binding.
-    const override = process.env.NAPI_RS_NATIVE_LIBRARY_PATH
-    return override ? require(override) : require('./binding.js')
-  } catch (e) {
-    return null
-  }
-}
-
-const native = loadNative()
+const native = require('./lib/native')
 
 module.exports = {
   ...create(native),

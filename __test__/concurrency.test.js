@@ -114,3 +114,22 @@ test(`${PROCESSES} processes × ${CALLS} mixed calls on one agent under a ${QUOT
   }
   t.diagnostic(`${lines.length} audit lines, peak ${peak} of ${QUOTA} bytes, ${snapshots.length} snapshots`)
 })
+
+// Worker threads (R-HOST-5): several threads of one process opening one agent at the same moment
+// must leave the process holding its SQLite locks (closing any descriptor of a file drops every
+// POSIX lock the process holds on it). Otherwise another process that opens and closes the agent
+// believes it is the last user, checkpoints and deletes the -wal, and acknowledged writes vanish.
+// The long form: scripts/worker-race-long.sh.
+const { round: workerRace } = require('./workers/worker-race')
+const RACE_ROUNDS = Number(process.env.WORKER_RACE_ROUNDS || 4)
+
+test(`4 worker threads open one agent at once (${RACE_ROUNDS} rounds): the locks stay, every acknowledged write is on disk`, async (t) => {
+  for (let i = 0; i < RACE_ROUNDS; i++) {
+    const r = await workerRace(tempRoot(t))
+    assert.deepEqual(r.errors, [], `round ${i}: every write succeeds`)
+    assert.ok(r.locks > 0, `round ${i}: the process still holds a POSIX lock on the database after the race`)
+    assert.equal(r.otherStatus, 0, r.otherErr)
+    assert.ok(r.onDisk, r.readErr)
+    assert.deepEqual([...r.onDisk].sort(), [...r.acked].sort(), `round ${i}: the entries on disk are exactly the acknowledged writes`)
+  }
+})

@@ -17,8 +17,8 @@ const CHILD = path.join(__dirname, 'workers', 'fault-child.js')
 const STORAGE = 'MEMORY_STORAGE_ERROR'
 const CHANGING = ['writeNew', 'update', 'delete', 'deniedRead', 'quotaReject', 'noV2Id', 'expiryPurge', 'deployerDeleteKey', 'deployerDeleteCategory']
 
-function child(root, scenario, limitKiB) {
-  const args = [CHILD, root, scenario]
+function child(root, scenario, limitKiB, extra = []) {
+  const args = [CHILD, root, scenario, ...extra]
   const r =
     limitKiB === undefined
       ? spawnSync(process.execPath, args, { encoding: 'utf8' })
@@ -165,6 +165,31 @@ for (const scenario of ['garbage', 'truncate', 'folder', 'wal', 'shm']) {
       for (const [name, r] of Object.entries(again)) assert.ok(r.code === 'ok' || r.code.startsWith('MEMORY_'), `${name}: ${JSON.stringify(r)}`)
       stored(path.join(memoryDir, 'a.db')) // integrity_check: ok
     }
+  })
+}
+
+// A backup copied over the database in place while a process has it open (R-HOST-1): same inode,
+// a valid header, the same or a larger size. Only a checkpoint ever writes to a WAL database's
+// file; this write is not one, so every call fails and the process never writes its WAL into the
+// restored file: it stays byte for byte what was copied.
+for (const age of ['the same state the process opened', 'an older state']) {
+  test(`a backup of ${age} copied over the database while in use: every call fails, the restored file stays as copied`, (t) => {
+    const root = tempRoot(t)
+    const db = path.join(root, '.rotifer', 'memory', 'a.db')
+    child(root, 'setup')
+    const backup = path.join(root, 'backup.db')
+    fs.copyFileSync(db, backup)
+    if (age === 'an older state') {
+      child(root, 'calls') // changes and deletes entries; its clean exit checkpoints them into the file
+      assert.ok(!fs.existsSync(db + '-wal'))
+      assert.ok(!fs.readFileSync(db).equals(fs.readFileSync(backup)), 'the database moved on from the backup')
+    }
+    const inode = fs.statSync(db).ino
+    const out = child(root, 'restore', undefined, [backup])
+    checkOutcomes(out, '')
+    assert.equal(fs.statSync(db).ino, inode, 'restored in place')
+    assert.ok(fs.readFileSync(db).equals(fs.readFileSync(backup)), 'the restored file is exactly what was copied: no WAL was written into it')
+    assert.ok(fs.statSync(db + '-wal').size > 0, 'the WAL, with the write made before the restore, was kept apart')
   })
 }
 

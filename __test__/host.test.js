@@ -212,7 +212,7 @@ test('R-ERR a corrupt or truncated database gives MEMORY_STORAGE_ERROR and is ne
 test('R-ERR-2 without the native binding, import works and every call throws "native binding unavailable"', () => {
   const script = `
     const m = require(${JSON.stringify(INDEX)});
-    const out = [m.nativeBindingLoaded];
+    const out = [m.nativeBindingLoaded, m.MEMORY_ERROR_CODES];
     const g = new m.GeneMemoryAccess({ agentId: 'a', geneId: null });
     const calls = [() => g.readMemory('k'), () => g.writeMemory('k', new Uint8Array(), 'CACHE'), () => g.queryMemory(), () => g.deleteMemory('k'),
       () => m.createAgentMemory({ agentId: 'a' }), () => m.parseMemoryQuota('1MB'), () => m.listAgentMemory({ agentId: 'a' }),
@@ -224,8 +224,9 @@ test('R-ERR-2 without the native binding, import works and every call throws "na
     env: { ...process.env, NAPI_RS_NATIVE_LIBRARY_PATH: path.join(os.tmpdir(), 'no-such-binding.node') },
   })
   assert.equal(r.status, 0, r.stderr)
-  const [loaded, ...results] = JSON.parse(r.stdout)
+  const [loaded, codes, ...results] = JSON.parse(r.stdout)
   assert.equal(loaded, false)
+  assert.deepEqual(codes, ['MEMORY_STORAGE_ERROR'], 'the only code a call can fail with then')
   assert.equal(results.length, 9)
   for (const res of results) assert.deepEqual(res, [true, 'MemoryError', 'MEMORY_STORAGE_ERROR', 'native binding unavailable'])
 })

@@ -148,3 +148,38 @@ test('createAgentMemory accepts quota text or bytes and rejects bad ones, creati
   throwsCode(assert, () => memory.createAgentMemory({ agentId: 'bad', root, extra: 1 }), 'MEMORY_INVALID_INPUT')
   assert.deepEqual(require('node:fs').readdirSync(require('node:path').join(root, '.rotifer', 'memory')).sort(), ['n.db', 't.db'])
 })
+
+// R-QUO-3 after the quota is lowered under the bytes already stored: eviction happens only when a
+// write would push the total past the quota, and then only as much as needed.
+test('R-QUO-3 a memory over a lowered quota: a rewrite that does not grow the total evicts nothing and is accepted', (t) => {
+  const { root, write, keys } = agent(t, 4096)
+  for (let i = 0; i < 7; i++) write(`c${i}`, 100, 'CACHE')
+  write('p', 1000, 'PREFERENCE')
+  memory.createAgentMemory({ agentId: 'a', root, quota: 1024 }) // 1700 bytes stored, quota 1024
+  const before = auditLines(root).length
+  write('p', 1000, 'PREFERENCE') // same size
+  write('p', 900, 'PREFERENCE') // smaller
+  write('c0', 100, 'CACHE') // a same-size rewrite of a CACHE entry
+  assert.deepEqual(keys(), ['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'p'], 'nothing was evicted')
+  assert.deepEqual(auditLines(root).slice(before).map((l) => l.action), ['memory.update', 'memory.update', 'memory.update'])
+})
+
+test('R-QUO-3 a memory over a lowered quota: a write that grows the total evicts down to the quota, oldest first, or is refused', (t) => {
+  const { root, write, keys, m } = agent(t, 4096)
+  for (let i = 0; i < 7; i++) write(`c${i}`, 100, 'CACHE')
+  write('p', 1000, 'PREFERENCE')
+  memory.createAgentMemory({ agentId: 'a', root, quota: 1500 }) // 1700 bytes stored
+  // 1700 + 1 byte more: 201 bytes over the quota, so the three oldest CACHE entries go (300 ≥ 201).
+  write('p', 1001, 'PREFERENCE')
+  assert.deepEqual(keys(), ['c3', 'c4', 'c5', 'c6', 'p'])
+  const evicted = auditLines(root).filter((l) => l.action === 'memory.evict').map((l) => l.key)
+  assert.deepEqual(evicted, ['c0', 'c1', 'c2'])
+  // A write that cannot be brought within the quota changes nothing.
+  memory.createAgentMemory({ agentId: 'a', root, quota: 1024 })
+  throwsCode(assert, () => write('q', 500, 'PREFERENCE'), 'MEMORY_QUOTA_EXCEEDED', /evicting every CACHE, PATTERN and CONTEXT entry would free only 400/)
+  assert.deepEqual(keys(), ['c3', 'c4', 'c5', 'c6', 'p'], 'nothing was evicted by the refused write')
+  const reject = auditLines(root).filter((l) => l.action === 'memory.quota_reject').pop()
+  assert.equal(reject.needed, 1401 + 500 - 1024)
+  assert.equal(reject.evictable, 400)
+  assert.ok(m)
+})

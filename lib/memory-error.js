@@ -1,13 +1,12 @@
 'use strict'
 
-/** The five codes a memory call can fail with (spec §11). */
-const MEMORY_ERROR_CODES = Object.freeze([
-  'MEMORY_NOT_FOUND',
-  'MEMORY_ACCESS_DENIED',
-  'MEMORY_QUOTA_EXCEEDED',
-  'MEMORY_INVALID_INPUT',
-  'MEMORY_STORAGE_ERROR',
-])
+const native = require('./native')
+
+/**
+ * The five codes a memory call can fail with (spec §11), from their one home, the Rust core.
+ * Without the native binding every call fails with MEMORY_STORAGE_ERROR, the only code then.
+ */
+const MEMORY_ERROR_CODES = Object.freeze(native ? native.memoryErrorCodes() : ['MEMORY_STORAGE_ERROR'])
 
 const KNOWN = new Set(MEMORY_ERROR_CODES)
 

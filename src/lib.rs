@@ -28,11 +28,7 @@ pub(crate) fn guard<T>(f: impl FnOnce() -> CoreResult<T>) -> Result<T, String> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(result) => result.map_err(to_js_error),
         Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let what = rotifer_memory_core::error::panic_message(panic.as_ref());
             Err(to_js_error(MemoryError::storage(format!(
                 "internal error in rotifer-memory ({what}); nothing was changed by this call. Please report it"
             ))))
@@ -238,6 +234,13 @@ pub fn flush_denial_logs() -> Result<(), String> {
         rotifer_memory_core::audit::flush_all_denial_logs();
         Ok(())
     })
+}
+
+/// The five error codes (spec §11), from their one home in the core: `lib/memory-error.js`
+/// takes its list from here.
+#[napi]
+pub fn memory_error_codes() -> Vec<String> {
+    rotifer_memory_core::ErrorCode::ALL.iter().map(|c| c.as_str().to_string()).collect()
 }
 
 /// Panics inside a guarded entry point, to prove that no panic reaches Node (R-ERR-3).

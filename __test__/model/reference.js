@@ -400,7 +400,8 @@ class Model {
       const used = Model.used(a)
       const after = used - (old ? old.size : 0) + size
       const victims = []
-      if (after > a.quota) {
+      // R-QUO-3: only a write that grows the total past the quota evicts (or is refused).
+      if (after > a.quota && size > (old ? old.size : 0)) {
         const need = after - a.quota
         let freed = 0
         outer: for (const cat of EVICTION_ORDER) {

@@ -6,13 +6,14 @@
 //   truncate        opens "a", then truncates its database in place, then calls
 //   folder          opens "a", then puts a file in place of .rotifer/memory, then calls
 //   wal, shm        opens "a", then removes its -wal (or -shm) file by hand, then calls
+//   restore         opens "a", then copies argv[3] over its database in place (cp: same inode), then calls
 // Prints one JSON line: [[call, "ok" | code, message?], …].
 
 const fs = require('node:fs')
 const path = require('node:path')
 const memory = require('../../index.js')
 
-const [root, scenario] = process.argv.slice(2)
+const [root, scenario, backup] = process.argv.slice(2)
 const T0 = Date.parse('2026-11-30T00:00:00.000Z')
 const DAY = 86400000
 const hex = (c) => 'v2:' + c.repeat(64)
@@ -72,6 +73,7 @@ if (scenario === 'setup') {
     fs.renameSync(path.dirname(dbPath), path.dirname(dbPath) + '.moved')
     fs.writeFileSync(path.dirname(dbPath), 'a file where the memory folder was')
   } else if (scenario === 'wal' || scenario === 'shm') fs.rmSync(`${dbPath}-${scenario}`)
+  else if (scenario === 'restore') require('node:child_process').execFileSync('cp', [backup, dbPath])
   else throw new Error(`unknown scenario ${scenario}`)
   process.stdout.write(JSON.stringify(calls(true)) + '\n')
 }

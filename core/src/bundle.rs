@@ -101,7 +101,7 @@ pub fn export_agent_memory(layout: &Layout, agent_id: &str, include_cache: bool,
         MemoryError::not_found(format!("agent {agent_id:?} has no memory in {}: there is nothing to export", layout.root.display()))
     })?;
     store
-        .read(|conn| {
+        .read_only(|conn| {
             let tx = conn.unchecked_transaction()?;
             let agent = read_agent(&tx)?;
             let mut lines = Vec::new();

@@ -13,6 +13,10 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, in the order of the spec; the one list (JS takes it from the binding).
+    pub const ALL: [ErrorCode; 5] =
+        [ErrorCode::NotFound, ErrorCode::AccessDenied, ErrorCode::QuotaExceeded, ErrorCode::InvalidInput, ErrorCode::StorageError];
+
     /// The code as JS and JSON see it, e.g. `MEMORY_NOT_FOUND`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -85,6 +89,15 @@ impl From<rusqlite::Error> for MemoryError {
     fn from(e: rusqlite::Error) -> Self {
         MemoryError::storage(format!("{SQLITE_FAILED}{e}"))
     }
+}
+
+/// What a caught panic says, for the `MEMORY_STORAGE_ERROR` that replaces it (R-ERR-3).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }
 
 pub type Result<T, E = MemoryError> = std::result::Result<T, E>;

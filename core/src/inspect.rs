@@ -52,7 +52,7 @@ impl Usage {
 /// never created (and none is created).
 pub fn inspect_agent_memory(layout: &Layout, agent_id: &str, now: i64) -> Result<Option<Usage>> {
     let Some(store) = AgentStore::open(layout, agent_id, IfMissing::Skip)? else { return Ok(None) };
-    store.read(|conn| usage(conn, now).map(Some))
+    store.read_only(|conn| usage(conn, now).map(Some))
 }
 
 fn usage(conn: &Connection, now: i64) -> Result<Usage> {
@@ -94,7 +94,7 @@ fn usage(conn: &Connection, now: i64) -> Result<Usage> {
 pub fn get_agent_entry(layout: &Layout, agent_id: &str, key: &Arg, now: i64) -> Result<Option<Entry>> {
     let key = parse_key(key)?;
     let Some(store) = AgentStore::open(layout, agent_id, IfMissing::Skip)? else { return Ok(None) };
-    store.read(|conn| {
+    store.read_only(|conn| {
         let tx = conn.unchecked_transaction()?;
         let agent = read_agent(&tx)?;
         let found = load_entry(&tx, &key)?.filter(|e| {

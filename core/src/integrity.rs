@@ -33,6 +33,11 @@ pub struct DbFile {
     /// Set when the kernel reports a change to the file or its folders; `None` when they could
     /// not be watched, and every call checks.
     watch: Option<Watch>,
+    /// Where checkpoints stood (`CheckpointMark`) when the database file was last seen
+    /// written to by one: a later write with no checkpoint since is someone else's.
+    mark: Mutex<Option<CheckpointMark>>,
+    /// Set once the file was found written over: no later checkpoint makes it the database again.
+    overwritten: AtomicBool,
 }
 
 impl DbFile {
@@ -54,13 +59,28 @@ impl DbFile {
             max_len: meta.len().into(),
             companions: Vec::new(),
             watch: None,
+            mark: Mutex::new(None),
+            overwritten: AtomicBool::new(false),
         })
+    }
+
+    /// Refuses, through this descriptor, a file that is not a database: not a regular file,
+    /// empty, or without the SQLite header. For a file that SQLite has not opened yet.
+    pub fn check_database(&self) -> Result<()> {
+        let meta = self.file.metadata().map_err(|e| storage(&self.path, e))?;
+        if !meta.is_file() {
+            return Err(storage(&self.path, "is not a regular file"));
+        }
+        if meta.len() == 0 {
+            return Err(storage(&self.path, "is empty (truncated?); it was left as it is: restore it from a backup or move it away"));
+        }
+        self.check_header("is not a SQLite database (overwritten?); it was left as it is: restore it from a backup or move it away")
     }
 
     /// Once SQLite has the database open: records its `-wal` and `-shm`, checks that the path
     /// still names the file opened first, and starts watching. `root` is the project root, whose
     /// folders up to `/` are watched too: moving any of them moves the database away.
-    pub fn opened(&mut self, root: &Path) -> Result<()> {
+    pub fn opened(&mut self, root: &Path, conn: &rusqlite::Connection) -> Result<()> {
         use std::os::unix::fs::MetadataExt;
         self.companions = ["-wal", "-shm"]
             .iter()
@@ -71,7 +91,16 @@ impl DbFile {
             })
             .collect();
         self.watch = Watch::new(&self.path, root);
-        self.check()
+        self.check()?;
+        if let Some(watch) = &self.watch {
+            // Where checkpoints stand now; writes reported before this are not judged.
+            if let Some(wal) = WalIndex::of(conn) {
+                if let Some((mark, _)) = wal.mark_quiet(watch) {
+                    *lock(&self.mark) = Some(mark);
+                }
+            }
+        }
+        Ok(())
     }
 
     pub fn check(&self) -> Result<()> {
@@ -104,19 +133,61 @@ impl DbFile {
 
     /// `check`, when something may have changed since the last one: the kernel tells (inotify),
     /// so a call on an untouched store costs one non-blocking read instead of five file lookups.
-    pub fn check_if_changed(&self) -> Result<()> {
-        if let Some(w) = &self.watch {
-            if !w.take_changed() {
-                return Ok(());
-            }
+    pub fn check_if_changed(&self, conn: &rusqlite::Connection) -> Result<()> {
+        let Some(w) = &self.watch else { return self.check() };
+        let (changed, written) = w.take_changed();
+        if !changed && !written {
+            return Ok(());
         }
-        let result = self.check();
+        let result = self.check().and_then(|()| if written { self.check_written_by_checkpoint(w, conn) } else { Ok(()) });
         if result.is_err() {
-            if let Some(w) = &self.watch {
-                w.mark_changed();
-            }
+            w.mark_changed();
+            w.mark_written();
         }
         result
+    }
+
+    /// The database file was written to. The only writer of a WAL database's file is a
+    /// checkpoint (of any process), which copies pages from the WAL; anything else — a backup
+    /// copied over it in place, same inode and size, valid header — would be overwritten by the
+    /// WAL at the next checkpoint, destroying the restore and mixing two states. So: under the
+    /// checkpoint lock (no checkpoint runs meanwhile, and every write a finished one made has
+    /// been reported by then), the checkpoint mark must have moved since the last look.
+    /// A checkpoint still running is looked at again at the next call.
+    fn check_written_by_checkpoint(&self, w: &Watch, conn: &rusqlite::Connection) -> Result<()> {
+        let Some(wal) = WalIndex::of(conn) else { return Ok(()) };
+        let Some((mark, _)) = wal.mark_quiet(w) else {
+            w.mark_written();
+            return Ok(());
+        };
+        let mut last = lock(&self.mark);
+        if self.overwritten.load(Ordering::Acquire) || last.is_some_and(|last| !mark.explains_writes_since(&last)) {
+            self.overwritten.store(true, Ordering::Release);
+            return Err(storage(
+                &self.path,
+                "was written over while in use (a backup copied over it?); nothing was changed, and this process will not write its changes back into it. Remove the -wal and -shm files if the file now holds the state you want, then restart the process",
+            ));
+        }
+        *last = Some(mark);
+        Ok(())
+    }
+
+    /// After a commit of this process: if it started a new WAL (new salts), the mark moves
+    /// with it, so that a write to the file after it is judged against a mark of the same WAL.
+    pub fn committed(&self, conn: &rusqlite::Connection) {
+        let Some(w) = &self.watch else { return };
+        let Some(wal) = WalIndex::of(conn) else { return };
+        let mut last = lock(&self.mark);
+        if last.is_some_and(|m| m.salts == wal.salts()) {
+            return;
+        }
+        match wal.mark_quiet(w) {
+            // Writes reported meanwhile (this commit's own checkpoint, say) wait for judgement
+            // against the older mark.
+            Some((_, true)) => w.mark_written(),
+            Some((mark, false)) => *last = Some(mark),
+            None => {}
+        }
     }
 
     /// The file starts as every SQLite database does.
@@ -125,6 +196,9 @@ impl DbFile {
     }
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Refuses a database, `-wal` or `-shm` at `path` that memory cannot trust or use, before SQLite
 /// opens any of them: one that is not a regular file (a FIFO, a folder), another user's, writable
@@ -165,16 +239,89 @@ fn untrusted(path: &Path, what: impl std::fmt::Display) -> crate::error::MemoryE
     crate::error::MemoryError::storage(format!("{}: {what}; nothing was opened or changed", path.display()))
 }
 
-/// Fails with `otherwise` unless the file at `path` starts as every SQLite database does.
-/// Opens no watch: for a file that SQLite has not opened yet.
-pub fn check_header_at(path: &Path, otherwise: &str) -> Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| storage(path, e))?;
-    check_header_of(&file, path, otherwise)
+/// Where the checkpoints of a WAL stand: the WAL's salts (new at each restart) and the frames
+/// backfilled, and perhaps backfilled, into the database file. A checkpoint that writes to the
+/// file sets `attempted` before its first page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CheckpointMark {
+    salts: [u32; 2],
+    backfilled: u32,
+    attempted: u32,
+}
+
+impl CheckpointMark {
+    /// Whether a checkpoint may have written to the database file between `last` and this
+    /// mark. In one WAL, only if its counters moved. Across a restart (new salts) that cannot
+    /// be told — frames added after `last` may have been copied before the restart — so yes:
+    /// a sound store is never failed. (This process moves its mark when it restarts the WAL
+    /// itself, see `DbFile::committed`.)
+    fn explains_writes_since(&self, last: &CheckpointMark) -> bool {
+        self.salts != last.salts || (self.backfilled, self.attempted) != (last.backfilled, last.attempted)
+    }
+}
+
+/// The WAL index (`-shm`) as SQLite itself has it mapped, reached through the connection's
+/// file: no descriptor of ours is opened (or closed) on it.
+struct WalIndex {
+    file: *mut rusqlite::ffi::sqlite3_file,
+    base: *const u8,
+}
+
+impl WalIndex {
+    /// Offsets in the first 32 KiB page of the WAL index (SQLite's `WalIndexHdr`, `WalCkptInfo`).
+    const SALT: usize = 32;
+    const BACKFILLED: usize = 96;
+    const ATTEMPTED: usize = 128;
+    const CKPT_LOCK: i32 = 1;
+
+    /// `None` where the connection has no mapped WAL index (not in WAL mode, or a VFS without
+    /// shared memory): then writes to the file are not judged.
+    fn of(conn: &rusqlite::Connection) -> Option<WalIndex> {
+        use rusqlite::ffi;
+        let mut file: *mut ffi::sqlite3_file = std::ptr::null_mut();
+        // SAFETY: the connection is open, and held (its store's lock) for the whole call.
+        unsafe {
+            let rc = ffi::sqlite3_file_control(conn.handle(), c"main".as_ptr(), ffi::SQLITE_FCNTL_FILE_POINTER, (&mut file as *mut *mut ffi::sqlite3_file).cast());
+            if rc != ffi::SQLITE_OK || file.is_null() || (*file).pMethods.is_null() || (*(*file).pMethods).iVersion < 2 {
+                return None;
+            }
+            let map = (*(*file).pMethods).xShmMap?;
+            let mut base: *mut std::os::raw::c_void = std::ptr::null_mut();
+            if map(file, 0, 32768, 0, &mut base as *mut _ as *mut _) != ffi::SQLITE_OK || base.is_null() {
+                return None;
+            }
+            Some(WalIndex { file, base: base as *const u8 })
+        }
+    }
+
+    fn read_u32(&self, at: usize) -> u32 {
+        // SAFETY: within the mapped first page; other processes change it, hence volatile.
+        unsafe { std::ptr::read_volatile(self.base.add(at) as *const u32) }
+    }
+
+    fn salts(&self) -> [u32; 2] {
+        [self.read_u32(Self::SALT), self.read_u32(Self::SALT + 4)]
+    }
+
+    /// The mark, taken under the checkpoint lock after the writes reported so far were drained
+    /// (so none of them is judged against a later mark), and whether any was reported; `None`
+    /// while a checkpoint runs.
+    fn mark_quiet(&self, w: &Watch) -> Option<(CheckpointMark, bool)> {
+        use rusqlite::ffi;
+        // SAFETY: `of` checked that the methods have xShmLock (iVersion >= 2).
+        let shm_lock = unsafe { (*(*self.file).pMethods).xShmLock }?;
+        if unsafe { shm_lock(self.file, Self::CKPT_LOCK, 1, ffi::SQLITE_SHM_LOCK | ffi::SQLITE_SHM_EXCLUSIVE) } != ffi::SQLITE_OK {
+            return None;
+        }
+        let written = w.take_written();
+        let mark = CheckpointMark {
+            salts: self.salts(),
+            backfilled: self.read_u32(Self::BACKFILLED),
+            attempted: self.read_u32(Self::ATTEMPTED),
+        };
+        unsafe { shm_lock(self.file, Self::CKPT_LOCK, 1, ffi::SQLITE_SHM_UNLOCK | ffi::SQLITE_SHM_EXCLUSIVE) };
+        Some((mark, written))
+    }
 }
 
 fn check_header_of(file: &std::fs::File, path: &Path, otherwise: &str) -> Result<()> {
@@ -186,11 +333,14 @@ fn check_header_of(file: &std::fs::File, path: &Path, otherwise: &str) -> Result
     Ok(())
 }
 
+/// A store's flag, and the events that set it.
+type Subscriber = (Weak<AtomicBool>, u32);
+
 /// One inotify instance for the process; each watch descriptor sets the flags of the stores
-/// that watch it.
+/// that watch it, each flag for the events it asked for.
 struct Watcher {
     fd: libc::c_int,
-    flags: Mutex<HashMap<libc::c_int, Vec<Weak<AtomicBool>>>>,
+    flags: Mutex<HashMap<libc::c_int, Vec<Subscriber>>>,
     /// Held from reading the queue to taking a store's flag, so that a thread never takes its
     /// flag while another thread still holds an event it has read but not yet marked.
     draining: Mutex<()>,
@@ -207,14 +357,15 @@ fn watcher() -> Option<&'static Watcher> {
 }
 
 impl Watcher {
-    fn add(&self, path: &Path, mask: u32, flag: &Arc<AtomicBool>) -> Option<libc::c_int> {
+    /// Watches `path` for `mask`; `flag` is set by the events in `events`.
+    fn add(&self, path: &Path, mask: u32, flag: &Arc<AtomicBool>, events: u32) -> Option<libc::c_int> {
         let c = CString::new(path.as_os_str().as_bytes()).ok()?;
         let wd = unsafe { libc::inotify_add_watch(self.fd, c.as_ptr(), mask | libc::IN_DONT_FOLLOW) };
         if wd < 0 {
             return None;
         }
-        let mut flags = self.flags.lock().unwrap_or_else(|e| e.into_inner());
-        flags.entry(wd).or_default().push(Arc::downgrade(flag));
+        let mut flags = lock(&self.flags);
+        flags.entry(wd).or_default().push((Arc::downgrade(flag), events));
         Some(wd)
     }
 
@@ -227,14 +378,20 @@ impl Watcher {
                 return; // EAGAIN: nothing more
             }
             let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, n as usize) };
-            let flags = self.flags.lock().unwrap_or_else(|e| e.into_inner());
+            let flags = lock(&self.flags);
             let mut at = 0;
             while at + std::mem::size_of::<libc::inotify_event>() <= bytes.len() {
                 let ev: libc::inotify_event = unsafe { std::ptr::read_unaligned(bytes[at..].as_ptr().cast()) };
+                let set = |(flag, _): &Subscriber| {
+                    if let Some(f) = flag.upgrade() {
+                        f.store(true, Ordering::Release)
+                    }
+                };
                 if ev.mask & libc::IN_Q_OVERFLOW != 0 {
-                    flags.values().flatten().filter_map(Weak::upgrade).for_each(|f| f.store(true, Ordering::Release));
+                    // Events were lost: every store checks again (a lost write goes unjudged).
+                    flags.values().flatten().filter(|(_, events)| *events == ANY_EVENT).for_each(set);
                 } else if let Some(list) = flags.get(&ev.wd) {
-                    list.iter().filter_map(Weak::upgrade).for_each(|f| f.store(true, Ordering::Release));
+                    list.iter().filter(|(_, events)| ev.mask & events != 0).for_each(set);
                 }
                 at += std::mem::size_of::<libc::inotify_event>() + ev.len as usize;
             }
@@ -242,9 +399,9 @@ impl Watcher {
     }
 
     fn remove(&self, wd: libc::c_int, flag: &Arc<AtomicBool>) {
-        let mut flags = self.flags.lock().unwrap_or_else(|e| e.into_inner());
+        let mut flags = lock(&self.flags);
         if let Some(list) = flags.get_mut(&wd) {
-            list.retain(|w| w.upgrade().is_some_and(|f| !Arc::ptr_eq(&f, flag)));
+            list.retain(|(w, _)| w.upgrade().is_some_and(|f| !Arc::ptr_eq(&f, flag)));
             if list.is_empty() {
                 flags.remove(&wd);
                 unsafe { libc::inotify_rm_watch(self.fd, wd) };
@@ -253,52 +410,73 @@ impl Watcher {
     }
 }
 
+const ANY_EVENT: u32 = u32::MAX;
+
 /// The watches of one database: the file itself, and the two folders whose entries name it and
 /// its `-wal` and `-shm` (`.rotifer/memory` and `.rotifer`).
 struct Watch {
+    /// Set by any event: the file checks run.
     changed: Arc<AtomicBool>,
-    wds: Vec<libc::c_int>,
+    /// Set when the database file is written to: was it a checkpoint?
+    written: Arc<AtomicBool>,
+    wds: Vec<(libc::c_int, Arc<AtomicBool>)>,
 }
 
 impl Watch {
     fn new(db: &Path, root: &Path) -> Option<Watch> {
         let w = watcher()?;
-        let changed = Arc::new(AtomicBool::new(false));
         let memory_dir = db.parent()?;
         let rotifer_dir = memory_dir.parent()?;
         let file_mask = libc::IN_MODIFY | libc::IN_ATTRIB | libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
         let dir_mask = libc::IN_CREATE | libc::IN_DELETE | libc::IN_MOVED_FROM | libc::IN_MOVED_TO | libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
         // The root and every folder above it: only their own moves and deletions matter.
         let ancestor_mask = libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
-        let mut watch = Watch { changed, wds: Vec::new() };
+        let mut watch = Watch { changed: Arc::new(AtomicBool::new(false)), written: Arc::new(AtomicBool::new(false)), wds: Vec::new() };
         let targets = [(db, file_mask), (memory_dir, dir_mask), (rotifer_dir, dir_mask)]
             .into_iter()
             .chain(root.ancestors().map(|a| (a, ancestor_mask)));
         for (path, mask) in targets {
             // One that cannot be watched (a watch limit, a file system without inotify): no
             // watch at all, and every call checks. Dropping `watch` removes the others.
-            watch.wds.push(w.add(path, mask, &watch.changed)?);
+            let wd = w.add(path, mask, &watch.changed, ANY_EVENT)?;
+            watch.wds.push((wd, watch.changed.clone()));
         }
+        let wd = w.add(db, file_mask, &watch.written, libc::IN_MODIFY)?;
+        watch.wds.push((wd, watch.written.clone()));
         Some(watch)
     }
 
-    fn take_changed(&self) -> bool {
-        let Some(w) = watcher() else { return true };
-        let _draining = w.draining.lock().unwrap_or_else(|e| e.into_inner());
+    /// Whether anything changed, and whether the database file was written to, since the last
+    /// time; both flags are cleared.
+    fn take_changed(&self) -> (bool, bool) {
+        let Some(w) = watcher() else { return (true, false) };
+        let _draining = lock(&w.draining);
         w.drain();
-        self.changed.swap(false, Ordering::AcqRel)
+        (self.changed.swap(false, Ordering::AcqRel), self.written.swap(false, Ordering::AcqRel))
+    }
+
+    /// Drains the queue and takes the written flag: whether the file was written to since.
+    fn take_written(&self) -> bool {
+        let Some(w) = watcher() else { return false };
+        let _draining = lock(&w.draining);
+        w.drain();
+        self.written.swap(false, Ordering::AcqRel)
     }
 
     fn mark_changed(&self) {
         self.changed.store(true, Ordering::Release);
+    }
+
+    fn mark_written(&self) {
+        self.written.store(true, Ordering::Release);
     }
 }
 
 impl Drop for Watch {
     fn drop(&mut self) {
         if let Some(w) = watcher() {
-            for wd in &self.wds {
-                w.remove(*wd, &self.changed);
+            for (wd, flag) in &self.wds {
+                w.remove(*wd, flag);
             }
         }
     }

@@ -11,7 +11,7 @@ use crate::audit::{Action, Actor, AuditBatch, Denial, DenialLog, QuotaFacts, Sub
 use crate::error::{ErrorCode, MemoryError, Result};
 use crate::layout::Layout;
 use crate::model::*;
-use crate::store::{load_entry, next_expiry, AgentStore, IfMissing, StoredEntry, Tx, ENTRY_COLUMNS};
+use crate::store::{load_entry, AgentStore, Fast, IfMissing, StoredEntry, Tx, ENTRY_COLUMNS};
 use rusqlite::Connection;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
@@ -176,25 +176,19 @@ impl GeneMemory {
         let (store, gene) = self.caller("read", Some(key), now)?;
         // Most reads change nothing: no expired entry to purge, and the reader is already the
         // last accessor. Those run without the write lock.
-        let fast = store.read(|conn| {
+        let fast = store.read(now, |conn| {
             // Bad input is reported by the write path, after the purge that comes first (§9).
-            let (Ok(key), Ok(category)) = (parse_key(key), parse_optional_category(category)) else { return Ok(None) };
-            let found = load_entry(conn, &key)?;
-            match store.next_expiry_after(conn)? {
-                Some(Some(t)) if t <= now => return Ok(None), // purge first (R-RET-4), on the write path
-                None => return Ok(None),                      // the database changed meanwhile
-                Some(_) => {}
-            }
-            let Some(found) = found else { return Ok(Some(None)) };
+            let (Ok(key), Ok(category)) = (parse_key(key), parse_optional_category(category)) else { return Ok(Fast::WritePath) };
+            let Some(found) = load_entry(conn, &key)? else { return Ok(Fast::Answer(None)) };
             if category.is_some_and(|c| c != found.entry.category) {
-                return Ok(Some(None));
+                return Ok(Fast::Answer(None));
             }
             if found.entry.last_accessed_by == gene.id && scope_admits(found.entry.access_policy.read_scope, found.owner(), gene) {
-                return Ok(Some(Some(found.entry)));
+                return Ok(Fast::Answer(Some(found.entry)));
             }
-            Ok(None)
+            Ok(Fast::WritePath) // a denial to audit, or a new last accessor to record
         })?;
-        if let Some(result) = fast {
+        if let Fast::Answer(result) = fast {
             return Ok(result);
         }
         store.write(now, |tx| {
@@ -217,130 +211,38 @@ impl GeneMemory {
         })
     }
 
-    /// R-API-2, R-QUO-3/4.
+    /// R-API-2, R-QUO-3/4: validate, authorise, make room, then store the entry.
     pub fn write(&self, key: &Arg, value: Arg, category: &Arg, access: &Arg, retention: &Arg, now: i64) -> Result<Entry> {
         let (store, gene) = self.caller("write", Some(key), now)?;
         store.write(now, move |tx| {
             tx.batch.bound_by(self.denials.as_ref());
-            let key = parse_key(key)?;
-            let value = parse_value(value)?;
-            let category = parse_category(category)?;
-            let given_access = parse_access_policy(access)?;
-            let given_retention = parse_retention_arg(retention)?;
-            let existing = load_entry(tx.conn, &key)?;
-            let size = entry_size(&key, value.len());
-            let subject = Subject { key: Some(&key), category: Some(category), size: Some(size) };
-
-            let (access, retention) = match &existing {
-                Some(old) => {
-                    let scope = old.entry.access_policy.write_scope;
-                    if !scope_admits(scope, old.owner(), gene) {
-                        return Err(deny(tx, gene, "write", subject, denial_reason("write", "writeScope", scope)));
-                    }
-                    let is_creator = gene.id == old.entry.created_by;
-                    let access = given_access.unwrap_or(old.entry.access_policy);
-                    let retention = match given_retention {
-                        RetentionArg::Omitted => old.entry.retention_policy,
-                        RetentionArg::FollowAgent => None,
-                        RetentionArg::Policy(p) => Some(p),
-                    };
-                    if !is_creator && access != old.entry.access_policy {
-                        return Err(deny(tx, gene, "write", subject, "only the entry's creator may change its accessPolicy; omit accessPolicy to keep it".into()));
-                    }
-                    if !is_creator && retention != old.entry.retention_policy {
-                        return Err(deny(tx, gene, "write", subject, "only the entry's creator may change its retentionPolicy; omit retentionPolicy to keep it".into()));
-                    }
-                    (access, retention)
-                }
-                None => (
-                    given_access.unwrap_or_default(),
-                    match given_retention {
-                        RetentionArg::Policy(p) => Some(p),
-                        RetentionArg::Omitted | RetentionArg::FollowAgent => None,
-                    },
-                ),
-            };
-            if let Some(reason) = unsupported_scope(&access) {
-                return Err(deny(tx, gene, "write", subject, reason));
-            }
-            if let Some(reason) = data_policy_violation(&tx.agent.policy, &access, retention.as_ref()) {
-                return Err(deny(tx, gene, "write", subject, reason));
-            }
-
-            let exists = existing.is_some();
+            let request = WriteRequest::parse(key, value, category, access, retention)?;
+            let existing = load_entry(tx.conn, &request.key)?;
+            let (access, retention) = authorise_write(tx, gene, &request, existing.as_ref())?;
             let old_size = existing.as_ref().map_or(0, |e| e.size);
-            let after = tx.agent.used.saturating_sub(old_size) + size;
-            let victims = if after > tx.agent.quota { make_room(tx, gene, &key, after - tx.agent.quota, subject)? } else { Vec::new() };
-
-            let mut freed = 0;
-            for (victim_key, victim_category, victim_size) in &victims {
-                tx.batch.record(
-                    Action::Evict,
-                    Actor::System,
-                    Subject { key: Some(victim_key), category: Some(*victim_category), size: Some(*victim_size) },
-                    None,
-                );
-                tx.delete_entry(victim_key)?;
-                freed += victim_size;
-            }
-            let seq = tx.next_seq();
-            let stored = match existing {
-                Some(old) => {
-                    tx.batch.record(Action::Update, Actor::Gene(&gene.id), subject, None);
-                    StoredEntry {
-                        entry: Entry {
-                            category,
-                            value,
-                            last_accessed_by: gene.id.clone(),
-                            updated_at: tx.now,
-                            access_policy: access,
-                            retention_policy: retention,
-                            ..old.entry
-                        },
-                        size,
-                        seq,
-                        creator_domain: old.creator_domain,
-                    }
-                }
-                None => {
-                    tx.batch.record(Action::Create, Actor::Gene(&gene.id), subject, None);
-                    StoredEntry {
-                        entry: Entry {
-                            entry_id: entry_id(&store.agent_id, &key),
-                            category,
-                            key: key.clone(),
-                            value,
-                            created_by: gene.id.clone(),
-                            last_accessed_by: gene.id.clone(),
-                            created_at: tx.now,
-                            updated_at: tx.now,
-                            access_policy: access,
-                            retention_policy: retention,
-                        },
-                        size,
-                        seq,
-                        creator_domain: gene.domain.clone(),
-                    }
-                }
-            };
-            tx.put_entry(&stored, exists)?;
-            tx.set_used(after - freed);
-            Ok(stored.entry)
+            let used = make_room(tx, gene, &request, old_size)?;
+            let stored = build_entry(tx, gene, &store.agent_id, request, existing, access, retention);
+            tx.put_entry(&stored.0, stored.1)?;
+            tx.set_used(used);
+            Ok(stored.0.entry)
         })
     }
 
     /// R-API-3, R-LIM-3/4.
     pub fn query(&self, filter: &Arg, now: i64) -> Result<Vec<Entry>> {
         let (store, gene) = self.caller("query", None, now)?;
-        let fast = store.read(|conn| {
-            if matches!(next_expiry(conn)?, Some(t) if t <= now) {
-                return Ok(None);
+        let fast = store.read(now, |conn| {
+            // Bad input is reported by the write path, after the purge that comes first (§9).
+            let Ok(filter) = parse_filter(filter) else { return Ok(Fast::WritePath) };
+            match run_query(conn, &filter, gene) {
+                Ok(entries) => Ok(Fast::Answer(entries)),
+                Err(e) if e.code == ErrorCode::StorageError => Err(e),
+                Err(_) => Ok(Fast::WritePath),
             }
-            run_query(conn, &parse_filter(filter)?, gene).map(Some)
         })?;
         match fast {
-            Some(entries) => Ok(entries),
-            None => store.write(now, |tx| run_query(tx.conn, &parse_filter(filter)?, gene)),
+            Fast::Answer(entries) => Ok(entries),
+            Fast::WritePath => store.write(now, |tx| run_query(tx.conn, &parse_filter(filter)?, gene)),
         }
     }
 
@@ -376,41 +278,187 @@ fn deny(tx: &mut Tx<'_, '_>, gene: &Gene, op: &str, subject: Subject<'_>, reason
     MemoryError::denied(format!("{op} of {:?} denied: {reason}", subject.key.unwrap_or("")))
 }
 
-/// R-QUO-3/4: picks the entries to evict, oldest first by category, or refuses the write
-/// (recording the refusal) if evicting everything evictable would not free `need` bytes.
-fn make_room(tx: &mut Tx<'_, '_>, gene: &Gene, key: &str, need: u64, subject: Subject<'_>) -> Result<Vec<(String, Category, u64)>> {
+/// A write's arguments, validated (R-API-2).
+struct WriteRequest {
+    key: String,
+    value: Vec<u8>,
+    category: Category,
+    access: Option<AccessPolicy>,
+    retention: RetentionArg,
+    size: u64,
+}
+
+impl WriteRequest {
+    fn parse(key: &Arg, value: Arg, category: &Arg, access: &Arg, retention: &Arg) -> Result<WriteRequest> {
+        let key = parse_key(key)?;
+        let value = parse_value(value)?;
+        let size = entry_size(&key, value.len());
+        Ok(WriteRequest {
+            category: parse_category(category)?,
+            access: parse_access_policy(access)?,
+            retention: parse_retention_arg(retention)?,
+            key,
+            value,
+            size,
+        })
+    }
+
+    fn subject(&self) -> Subject<'_> {
+        Subject { key: Some(&self.key), category: Some(self.category), size: Some(self.size) }
+    }
+}
+
+/// R-ACC-2, R-POL-1/2: the policies the entry will have, or the denial (recorded). Only the
+/// creator may change an existing entry's policies; omitted ones are kept.
+fn authorise_write(
+    tx: &mut Tx<'_, '_>,
+    gene: &Gene,
+    request: &WriteRequest,
+    existing: Option<&StoredEntry>,
+) -> Result<(AccessPolicy, Option<RetentionPolicy>)> {
+    let subject = request.subject();
+    let (access, retention) = match existing {
+        Some(old) => {
+            let scope = old.entry.access_policy.write_scope;
+            if !scope_admits(scope, old.owner(), gene) {
+                return Err(deny(tx, gene, "write", subject, denial_reason("write", "writeScope", scope)));
+            }
+            let is_creator = gene.id == old.entry.created_by;
+            let access = request.access.unwrap_or(old.entry.access_policy);
+            let retention = match request.retention {
+                RetentionArg::Omitted => old.entry.retention_policy,
+                RetentionArg::FollowAgent => None,
+                RetentionArg::Policy(p) => Some(p),
+            };
+            if !is_creator && access != old.entry.access_policy {
+                return Err(deny(tx, gene, "write", subject, "only the entry's creator may change its accessPolicy; omit accessPolicy to keep it".into()));
+            }
+            if !is_creator && retention != old.entry.retention_policy {
+                return Err(deny(tx, gene, "write", subject, "only the entry's creator may change its retentionPolicy; omit retentionPolicy to keep it".into()));
+            }
+            (access, retention)
+        }
+        None => (
+            request.access.unwrap_or_default(),
+            match request.retention {
+                RetentionArg::Policy(p) => Some(p),
+                RetentionArg::Omitted | RetentionArg::FollowAgent => None,
+            },
+        ),
+    };
+    if let Some(reason) = unsupported_scope(&access) {
+        return Err(deny(tx, gene, "write", subject, reason));
+    }
+    if let Some(reason) = data_policy_violation(&tx.agent.policy, &access, retention.as_ref()) {
+        return Err(deny(tx, gene, "write", subject, reason));
+    }
+    Ok((access, retention))
+}
+
+/// R-QUO-3/4: evicts what the write needs, oldest first by category, and answers the byte
+/// total after the write; or refuses the write (recording the refusal), evicting nothing.
+///
+/// Eviction happens only when the write grows the total past the quota, and frees only what
+/// brings it back to the quota. A write that does not grow the total is never refused and
+/// evicts nothing, even in a memory already over a lowered quota; one that grows it must end
+/// within the quota.
+fn make_room(tx: &mut Tx<'_, '_>, gene: &Gene, request: &WriteRequest, old_size: u64) -> Result<u64> {
+    let after = tx.agent.used.saturating_sub(old_size) + request.size;
+    if request.size <= old_size || after <= tx.agent.quota {
+        return Ok(after);
+    }
+    let need = after - tx.agent.quota;
     let mut victims = Vec::new();
+    let freed = evictable(tx.conn, &request.key, need, None)?;
+    if freed < need {
+        // Summed, not collected: a refusal costs no memory, however many entries there are.
+        let subject = request.subject();
+        let facts = QuotaFacts { quota: tx.agent.quota, used: tx.agent.used, evictable: freed, needed: need };
+        tx.batch.record(Action::QuotaReject, Actor::Gene(&gene.id), subject, Some(facts));
+        // The gene learns only what it knows already (its write's size, the quota): the figures
+        // above count entries it may not read, and a rejection changes nothing, so it could probe
+        // their sizes over and over. The audit line keeps them for the deployer.
+        return Err(MemoryError::quota(format!(
+            "writing {:?} ({} bytes) does not fit in the quota of {}, even after evicting every CACHE, PATTERN and CONTEXT entry that could go; nothing was written or evicted. Delete entries (PREFERENCE entries are never evicted) or ask the deployer to raise the quota",
+            request.key,
+            request.size,
+            crate::quota::describe_quota(tx.agent.quota)
+        )));
+    }
+    evictable(tx.conn, &request.key, need, Some(&mut victims))?;
+    for (key, category, size) in &victims {
+        tx.batch.record(Action::Evict, Actor::System, Subject { key: Some(key), category: Some(*category), size: Some(*size) }, None);
+        tx.delete_entry(key)?;
+    }
+    Ok(after - freed)
+}
+
+/// Walks the evictable entries but `key` in eviction order (R-QUO-3: CACHE, then PATTERN, then
+/// CONTEXT, oldest first, ties by write sequence) until `need` bytes; answers the bytes they
+/// hold (all of them, if fewer). `victims`, if given, receives the entries walked.
+fn evictable(conn: &Connection, key: &str, need: u64, mut victims: Option<&mut Vec<(String, Category, u64)>>) -> Result<u64> {
     let mut freed = 0u64;
-    let mut stmt = tx
-        .conn
-        .prepare_cached("SELECT key, size FROM entries WHERE category = ?1 AND key != ?2 ORDER BY updated_at, seq")?;
-    'categories: for category in Category::EVICTABLE {
+    let mut stmt = conn.prepare_cached("SELECT key, size FROM entries WHERE category = ?1 AND key != ?2 ORDER BY updated_at, seq")?;
+    for category in Category::EVICTABLE {
         let mut rows = stmt.query(rusqlite::params![category as i64, key.as_bytes()])?;
         while let Some(row) = rows.next()? {
-            let k: Vec<u8> = row.get(0)?;
             let size = row.get::<_, i64>(1)? as u64;
-            victims.push((String::from_utf8_lossy(&k).into_owned(), category, size));
+            if let Some(v) = victims.as_deref_mut() {
+                v.push((String::from_utf8_lossy(&row.get::<_, Vec<u8>>(0)?).into_owned(), category, size));
+            }
             freed += size;
             if freed >= need {
-                break 'categories;
+                return Ok(freed);
             }
         }
     }
-    drop(stmt);
-    if freed >= need {
-        return Ok(victims);
+    Ok(freed)
+}
+
+/// The entry as stored after the write (R-API-2), its audit line recorded; and whether it
+/// replaces an existing row.
+fn build_entry(
+    tx: &mut Tx<'_, '_>,
+    gene: &Gene,
+    agent_id: &str,
+    request: WriteRequest,
+    existing: Option<StoredEntry>,
+    access: AccessPolicy,
+    retention: Option<RetentionPolicy>,
+) -> (StoredEntry, bool) {
+    let subject = Subject { key: Some(&request.key), category: Some(request.category), size: Some(request.size) };
+    let seq = tx.next_seq();
+    match existing {
+        Some(old) => {
+            tx.batch.record(Action::Update, Actor::Gene(&gene.id), subject, None);
+            let entry = Entry {
+                category: request.category,
+                value: request.value,
+                last_accessed_by: gene.id.clone(),
+                updated_at: tx.now,
+                access_policy: access,
+                retention_policy: retention,
+                ..old.entry
+            };
+            (StoredEntry { entry, size: request.size, seq, creator_domain: old.creator_domain }, true)
+        }
+        None => {
+            tx.batch.record(Action::Create, Actor::Gene(&gene.id), subject, None);
+            let entry = Entry {
+                entry_id: entry_id(agent_id, &request.key),
+                category: request.category,
+                key: request.key,
+                value: request.value,
+                created_by: gene.id.clone(),
+                last_accessed_by: gene.id.clone(),
+                created_at: tx.now,
+                updated_at: tx.now,
+                access_policy: access,
+                retention_policy: retention,
+            };
+            (StoredEntry { entry, size: request.size, seq, creator_domain: gene.domain.clone() }, false)
+        }
     }
-    let facts = QuotaFacts { quota: tx.agent.quota, used: tx.agent.used, evictable: freed, needed: need };
-    tx.batch.record(Action::QuotaReject, Actor::Gene(&gene.id), subject, Some(facts));
-    // The gene learns only what it knows already (its write's size, the quota): the figures
-    // above count entries it may not read, and a rejection changes nothing, so it could probe
-    // their sizes over and over. The audit line keeps them for the deployer.
-    Err(MemoryError::quota(format!(
-        "writing {:?} ({} bytes) does not fit in the quota of {}, even after evicting every CACHE, PATTERN and CONTEXT entry that could go; nothing was written or evicted. Delete entries (PREFERENCE entries are never evicted) or ask the deployer to raise the quota",
-        key,
-        subject.size.unwrap_or(0),
-        crate::quota::describe_quota(tx.agent.quota)
-    )))
 }
 
 fn run_query(conn: &Connection, f: &Filter, gene: &Gene) -> Result<Vec<Entry>> {
@@ -544,15 +592,9 @@ pub fn list_agent_memory_matching(
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     };
-    let fast = store.read(|conn| {
-        if matches!(next_expiry(conn)?, Some(t) if t <= now) {
-            return Ok(None);
-        }
-        list(conn).map(Some)
-    })?;
-    match fast {
-        Some(l) => Ok(l),
-        None => store.write(now, |tx| list(tx.conn)),
+    match store.read(now, |conn| list(conn).map(Fast::Answer))? {
+        Fast::Answer(l) => Ok(l),
+        Fast::WritePath => store.write(now, |tx| list(tx.conn)),
     }
 }
 

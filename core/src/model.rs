@@ -492,6 +492,37 @@ pub fn check_domain(domain: &str) -> Result<()> {
     }
 }
 
+/// The fields of an options object, checked against the names it may have.
+pub fn option_fields<'a>(what: &str, arg: &'a Arg, allowed: &[&str]) -> Result<Vec<(&'a str, &'a Arg)>> {
+    let fields = match arg {
+        Arg::Object(f) => f,
+        other => return Err(MemoryError::invalid(format!("{what} must be an object, not {}", other.kind()))),
+    };
+    let mut out = Vec::with_capacity(fields.len());
+    for (name, v) in fields {
+        if !allowed.contains(&name.as_str()) {
+            return Err(MemoryError::invalid(format!(
+                "{what} has an unknown field {name:?}; it takes {}",
+                allowed.join(", ")
+            )));
+        }
+        if !matches!(v, Arg::Undefined) {
+            out.push((name.as_str(), v));
+        }
+    }
+    Ok(out)
+}
+
+/// A quota given as text (R-QUO-2) or as a number of bytes; absent means the default.
+pub fn parse_quota_arg(arg: Option<&Arg>) -> Result<u64> {
+    match arg {
+        None | Some(Arg::Undefined) | Some(Arg::Null) => Ok(crate::quota::DEFAULT_QUOTA),
+        Some(Arg::Str(s)) => crate::quota::parse_memory_quota(s),
+        Some(Arg::Number(n)) => crate::quota::check_quota_bytes(*n),
+        Some(other) => Err(MemoryError::invalid(format!("quota must be text like \"50MB\" or a number of bytes, not {}", other.kind()))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -643,36 +674,5 @@ mod tests {
         assert_eq!(p, DataPolicy { anonymization_supported: true, max_retention_days: Some(7) });
         assert!(parse_data_policy(&obj(&[("maxRetentionDays", Arg::Number(0.0))])).is_err());
         assert!(parse_data_policy(&obj(&[("other", Arg::Bool(true))])).is_err());
-    }
-}
-
-/// The fields of an options object, checked against the names it may have.
-pub fn option_fields<'a>(what: &str, arg: &'a Arg, allowed: &[&str]) -> Result<Vec<(&'a str, &'a Arg)>> {
-    let fields = match arg {
-        Arg::Object(f) => f,
-        other => return Err(MemoryError::invalid(format!("{what} must be an object, not {}", other.kind()))),
-    };
-    let mut out = Vec::with_capacity(fields.len());
-    for (name, v) in fields {
-        if !allowed.contains(&name.as_str()) {
-            return Err(MemoryError::invalid(format!(
-                "{what} has an unknown field {name:?}; it takes {}",
-                allowed.join(", ")
-            )));
-        }
-        if !matches!(v, Arg::Undefined) {
-            out.push((name.as_str(), v));
-        }
-    }
-    Ok(out)
-}
-
-/// A quota given as text (R-QUO-2) or as a number of bytes; absent means the default.
-pub fn parse_quota_arg(arg: Option<&Arg>) -> Result<u64> {
-    match arg {
-        None | Some(Arg::Undefined) | Some(Arg::Null) => Ok(crate::quota::DEFAULT_QUOTA),
-        Some(Arg::Str(s)) => crate::quota::parse_memory_quota(s),
-        Some(Arg::Number(n)) => crate::quota::check_quota_bytes(*n),
-        Some(other) => Err(MemoryError::invalid(format!("quota must be text like \"50MB\" or a number of bytes, not {}", other.kind()))),
     }
 }

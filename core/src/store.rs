@@ -18,7 +18,7 @@ use crate::time::MS_PER_DAY;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
 pub const SCHEMA_VERSION: i64 = 1;
@@ -144,19 +144,50 @@ pub fn expires_at(updated_at: i64, retention: Option<&RetentionPolicy>, policy: 
 pub struct AgentStore {
     pub agent_id: String,
     pub layout: Layout,
-    conn: Mutex<Option<Connection>>,
-    /// The earliest expiry, with the data version of the database it was read at: reads that
-    /// find the database unchanged since skip the `MIN(expires_at)` lookup.
-    next_expiry: Mutex<Option<(u32, Option<i64>)>>,
-    /// The database file as opened, checked before every call that follows a change to it.
+    /// The connection and the descriptor of the file it was checked through; `None` once closed.
+    open: Mutex<Option<Open>>,
+    next_expiry: ExpiryCache,
+    /// This database path's place in the registry: closing happens under its lock.
+    slot: Arc<Slot>,
+}
+
+/// What an open store holds of its database: SQLite's connection, and the one plain descriptor
+/// of the file that this process keeps (the file checks read through it).
+struct Open {
+    conn: Connection,
     file: DbFile,
 }
 
-type Registry = Mutex<HashMap<PathBuf, Weak<AgentStore>>>;
+/// One database path in the registry. POSIX locks belong to the process, not to a descriptor:
+/// closing *any* descriptor of a file drops every lock this process holds on it, SQLite's
+/// included. Another process would then take this process for gone, checkpoint, and delete the
+/// `-wal` under it: acknowledged writes lost. So, per path, one thread at a time opens (from the
+/// first look at the file to registration), at most one connection and one descriptor exist,
+/// and none is closed while another is open: an opener that finds a store being dropped waits
+/// for its descriptors to close first.
+#[derive(Default)]
+struct Slot {
+    state: Mutex<SlotState>,
+    closed: Condvar,
+}
 
-fn registry() -> &'static Registry {
+#[derive(Default)]
+struct SlotState {
+    store: Weak<AgentStore>,
+    /// A connection and descriptor of this path exist (perhaps of a store being dropped).
+    open: bool,
+}
+
+type Registry = Mutex<HashMap<PathBuf, Arc<Slot>>>;
+
+/// The slot of `path`, made if there is none. Slots nobody holds (no store, no opener) go.
+fn slot_of(path: &Path) -> Arc<Slot> {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
-    REGISTRY.get_or_init(|| Mutex::new(HashMap::new()))
+    let mut reg = lock(REGISTRY.get_or_init(|| Mutex::new(HashMap::new())));
+    // A slot is held by its store and by openers, who take it only under this lock: a slot
+    // with no other holder now can have none later, so dropping it loses nothing.
+    reg.retain(|_, slot| Arc::strong_count(slot) > 1);
+    reg.entry(path.to_path_buf()).or_default().clone()
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -179,13 +210,28 @@ pub enum IfMissing {
 
 impl AgentStore {
     /// The store of `agent_id` under `layout`, shared with other handles of this process.
+    ///
+    /// The order is what keeps this process's locks (see `Slot`): take the path's slot; reuse
+    /// its store if open, or wait until a store being dropped has closed its descriptors; only
+    /// then look at the file, open the one descriptor that the store keeps (the header check
+    /// reads through it), open SQLite, and register, all under the slot's lock. A failed open
+    /// closes its connection before its descriptor, and no other connection can exist then.
     pub fn open(layout: &Layout, agent_id: &str, if_missing: IfMissing) -> Result<Option<Arc<AgentStore>>> {
         crate::model::check_agent_id(agent_id)?;
         configure_sqlite();
         let layout = layout.real()?;
         let path = layout.db_path(agent_id);
-        if let Some(store) = Self::registered(&path) {
-            return Ok(Some(store));
+        let slot = slot_of(&path);
+        let mut state = lock(&slot.state);
+        loop {
+            if let Some(store) = state.store.upgrade().filter(|s| s.is_open()) {
+                return Ok(Some(store));
+            }
+            if !state.open {
+                break;
+            }
+            // The last handle of the previous store is dropping it: its descriptors close first.
+            state = slot.closed.wait(state).unwrap_or_else(|e| e.into_inner());
         }
         if if_missing == IfMissing::Skip {
             // Only a database that is not there is "never created": a file in place of the
@@ -202,90 +248,80 @@ impl AgentStore {
             _ => (DEFAULT_QUOTA, DataPolicy::default()),
         };
         crate::integrity::refuse_untrusted_database_files(&path)?;
-        prepare_database_file(&path, agent_id, limits)?;
         // The file first, then SQLite: `opened` checks that both are the same file.
-        let mut file = DbFile::open(&path)?;
+        let mut file = open_database_file(&path, agent_id, limits)?;
         let conn = open_connection(&path)?;
-        if let Err(e) = file.opened(&layout.root) {
+        if let Err(e) = file.opened(&layout.root, &conn) {
             // Closing would checkpoint the WAL into whatever is at the path now: keep the WAL.
             let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+            drop(conn); // before the descriptor
             return Err(e);
         }
         let store = Arc::new(AgentStore {
             agent_id: agent_id.to_string(),
             layout,
-            conn: Mutex::new(Some(conn)),
-            next_expiry: Mutex::new(None),
-            file,
+            open: Mutex::new(Some(Open { conn, file })),
+            next_expiry: ExpiryCache::default(),
+            slot: slot.clone(),
         });
-        // Opening ran without the registry lock (it may wait on a busy database); if another
-        // thread opened the same agent meanwhile, its store wins and this one closes.
-        let mut reg = lock(registry());
-        if let Some(existing) = reg.get(&path).and_then(Weak::upgrade).filter(|s| s.is_open()) {
-            return Ok(Some(existing));
-        }
-        reg.retain(|_, w| w.strong_count() > 0);
-        reg.insert(path, Arc::downgrade(&store));
+        state.store = Arc::downgrade(&store);
+        state.open = true;
         Ok(Some(store))
     }
 
-    /// The open store of the database at `path`, if this process has one.
-    fn registered(path: &Path) -> Option<Arc<AgentStore>> {
-        let reg = lock(registry());
-        reg.get(path).and_then(Weak::upgrade).filter(|s| s.is_open())
-    }
-
     fn is_open(&self) -> bool {
-        lock(&self.conn).is_some()
+        lock(&self.open).is_some()
     }
 
-    /// Closes the connection; later calls on this store fail with `MEMORY_STORAGE_ERROR`.
+    /// Closes the connection, then the descriptor; later calls on this store fail with
+    /// `MEMORY_STORAGE_ERROR`. Under the slot's lock, so that no opener of the path runs meanwhile.
     pub fn close(&self) {
-        if let Some(conn) = lock(&self.conn).take() {
-            let _ = conn.close();
+        let mut state = lock(&self.slot.state);
+        if let Some(open) = lock(&self.open).take() {
+            open.close();
+            state.open = false;
+            self.slot.closed.notify_all();
         }
     }
 
-    fn conn(&self) -> Result<MutexGuard<'_, Option<Connection>>> {
-        let guard = lock(&self.conn);
-        if guard.is_none() {
+    /// The open connection, after the file checks (`DbFile::check_if_changed`).
+    fn conn(&self) -> Result<OpenGuard<'_>> {
+        let guard = lock(&self.open);
+        let Some(open) = guard.as_ref() else {
             return Err(MemoryError::storage("this memory was closed (a disposed test memory?); open a new one"));
-        }
-        if let Err(e) = self.file.check_if_changed() {
+        };
+        if let Err(e) = open.file.check_if_changed(&open.conn) {
             // Closing would checkpoint the WAL into whatever is at the path now: keep the WAL.
-            if let Some(conn) = guard.as_ref() {
-                let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
-            }
+            let _ = open.conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
             return Err(e);
         }
-        Ok(guard)
+        Ok(OpenGuard(guard))
     }
 
-    /// The earliest expiry of the store as of the snapshot the last statement on `conn` read,
-    /// or `None` if another transaction committed in between (the caller then takes the write
-    /// path). Call it right after a statement: SQLite's data version, which counts every commit
-    /// of any connection or process, tells whether the cached value is still the truth.
-    pub fn next_expiry_after(&self, conn: &Connection) -> Result<Option<Option<i64>>> {
-        let version = data_version(conn)?;
-        let mut cache = lock(&self.next_expiry);
-        if let Some((v, next)) = *cache {
-            if v == version {
-                return Ok(Some(next));
-            }
-        }
-        let next = next_expiry(conn)?;
-        if data_version(conn)? != version {
-            return Ok(None);
-        }
-        *cache = Some((version, next));
-        Ok(Some(next))
-    }
-
-    /// Runs `f` without a write lock, for calls that may turn out to change nothing.
-    /// `f` answers `None` when it needs the write path after all.
-    pub fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<Option<T>>) -> Result<Option<T>> {
+    /// Runs `f` without a write lock, for calls that may turn out to change nothing: `f` reads
+    /// in ONE statement, and answers, or asks for the write path. Its answer stands only if
+    /// nothing had expired in the snapshot that statement read (R-RET-4); otherwise (or if that
+    /// cannot be told) the caller takes the write path, which purges first.
+    pub fn read<T>(&self, now: i64, f: impl FnOnce(&Connection) -> Result<Fast<T>>) -> Result<Fast<T>> {
         let guard = self.conn()?;
-        f(guard.as_ref().expect("checked by conn()"))
+        let conn = guard.conn();
+        let answer = f(conn)?;
+        #[cfg(test)]
+        tests::between_statements();
+        match answer {
+            Fast::Answer(answer) => match self.next_expiry.after_last_statement(conn, now)? {
+                Expiry::NoneDue => Ok(Fast::Answer(answer)),
+                Expiry::Due | Expiry::Changed => Ok(Fast::WritePath),
+            },
+            Fast::WritePath => Ok(Fast::WritePath),
+        }
+    }
+
+    /// Runs `f` on the connection as it is: no write lock, no purge, no expiry judged. For the
+    /// deployer's reads, which leave expired entries out themselves and change nothing.
+    pub fn read_only<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let guard = self.conn()?;
+        f(guard.conn())
     }
 
     /// Runs one changing call: `BEGIN IMMEDIATE`, purge of expired entries (R-RET-4), `f`,
@@ -296,10 +332,10 @@ impl AgentStore {
     /// error, or an audit log that cannot be written, rolls everything back.
     pub fn write<T>(&self, now: i64, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T>) -> Result<T> {
         let mut guard = self.conn()?;
-        let conn = guard.as_mut().expect("checked by conn()");
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = guard.conn_mut().transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut batch = AuditBatch::new(&self.agent_id, now);
-        let mut t = Tx { conn: &tx, batch: &mut batch, agent: read_agent(&tx)?, now, agent_changed: false };
+        let agent = read_agent(&tx)?;
+        let mut t = Tx { conn: &tx, batch: &mut batch, agent, now, agent_changed: false, expiry: &self.next_expiry };
         t.purge_expired()?;
         let result = f(&mut t);
         if let Err(e) = &result {
@@ -314,6 +350,7 @@ impl AgentStore {
         }
         batch.flush_audit(&self.layout)?;
         tx.commit()?;
+        guard.committed();
         batch.flush_telemetry(&self.layout);
         result
     }
@@ -322,8 +359,7 @@ impl AgentStore {
     /// retention expire.
     pub fn configure(&self, quota: u64, policy: DataPolicy) -> Result<()> {
         let mut guard = self.conn()?;
-        let conn = guard.as_mut().expect("checked by conn()");
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = guard.conn_mut().transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
             "UPDATE agent SET quota = ?1, anonymization_supported = ?2, max_retention_days = ?3 WHERE id = 1",
             params![quota as i64, policy.anonymization_supported, policy.max_retention_days],
@@ -333,12 +369,95 @@ impl AgentStore {
             params![policy.max_retention_days, MS_PER_DAY],
         )?;
         tx.commit()?;
+        guard.committed();
         Ok(())
     }
 
     pub fn agent_row(&self) -> Result<AgentRow> {
         let guard = self.conn()?;
-        read_agent(guard.as_ref().expect("checked by conn()"))
+        read_agent(guard.conn())
+    }
+}
+
+impl Drop for AgentStore {
+    fn drop(&mut self) {
+        // A closed store holds no descriptor: nothing to do, and no lock to take (an opener may
+        // hold the slot's lock while it lets go of a closed store).
+        if self.open.get_mut().unwrap_or_else(|e| e.into_inner()).is_some() {
+            self.close();
+        }
+    }
+}
+
+impl Open {
+    /// The connection first: closing the descriptor while it is open would drop its locks.
+    fn close(self) {
+        let Open { conn, file } = self;
+        let _ = conn.close();
+        drop(file);
+    }
+}
+
+/// The lock on an open store's connection, held for one call.
+struct OpenGuard<'a>(MutexGuard<'a, Option<Open>>);
+
+impl OpenGuard<'_> {
+    fn conn(&self) -> &Connection {
+        &self.0.as_ref().expect("checked by AgentStore::conn").conn
+    }
+    fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.0.as_mut().expect("checked by AgentStore::conn").conn
+    }
+    fn committed(&self) {
+        let open = self.0.as_ref().expect("checked by AgentStore::conn");
+        open.file.committed(&open.conn);
+    }
+}
+
+/// The answer of a read-only fast path, or the need to take the write path after all.
+#[derive(Debug)]
+pub enum Fast<T> {
+    Answer(T),
+    WritePath,
+}
+
+/// What the earliest expiry says about one snapshot of the database (R-RET-4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expiry {
+    /// No entry had expired by the call's time.
+    NoneDue,
+    /// Some entry had: purge before answering.
+    Due,
+    /// Another connection committed between the statement and this look: no answer.
+    Changed,
+}
+
+/// The earliest expiry, with the data version of the database it was read at: calls that find
+/// the database unchanged skip the `MIN(expires_at)` lookup. The one place that decides whether
+/// something has expired, for the fast paths and the purge alike.
+#[derive(Default)]
+pub struct ExpiryCache(Mutex<Option<(u32, Option<i64>)>>);
+
+impl ExpiryCache {
+    /// Whether an entry had expired by `now` in the snapshot that the last statement on `conn`
+    /// read. Call it right after that statement, or inside the transaction it ran in: SQLite's
+    /// data version, which counts every commit of any connection or process, tells whether the
+    /// cached value, or the lookup made now, belongs to that snapshot.
+    pub fn after_last_statement(&self, conn: &Connection, now: i64) -> Result<Expiry> {
+        let version = data_version(conn)?;
+        let mut cache = lock(&self.0);
+        let next = match *cache {
+            Some((v, next)) if v == version => next,
+            _ => {
+                let next = next_expiry(conn)?;
+                if data_version(conn)? != version {
+                    return Ok(Expiry::Changed);
+                }
+                *cache = Some((version, next));
+                next
+            }
+        };
+        Ok(if next.is_some_and(|t| t <= now) { Expiry::Due } else { Expiry::NoneDue })
     }
 }
 
@@ -375,7 +494,7 @@ fn data_version(conn: &Connection) -> Result<u32> {
 }
 
 /// The earliest expiry in the store, if any entry can expire.
-pub fn next_expiry(conn: &Connection) -> Result<Option<i64>> {
+fn next_expiry(conn: &Connection) -> Result<Option<i64>> {
     Ok(conn.prepare_cached("SELECT MIN(expires_at) FROM entries")?.query_row([], |r| r.get(0))?)
 }
 
@@ -392,14 +511,15 @@ pub struct Tx<'c, 'b> {
     pub agent: AgentRow,
     pub now: i64,
     agent_changed: bool,
+    expiry: &'c ExpiryCache,
 }
 
 impl Tx<'_, '_> {
     /// R-RET-4: deletes every expired entry, with an audit line each.
     fn purge_expired(&mut self) -> Result<()> {
-        match next_expiry(self.conn)? {
-            Some(t) if t <= self.now => {}
-            _ => return Ok(()),
+        // Inside the write transaction: no other commit can come between.
+        if self.expiry.after_last_statement(self.conn, self.now)? != Expiry::Due {
+            return Ok(());
         }
         let mut stmt = self
             .conn
@@ -577,25 +697,24 @@ pub(crate) fn storage(path: &Path, what: impl std::fmt::Display) -> MemoryError 
     MemoryError::storage(format!("memory database {}: {what}", path.display()))
 }
 
-/// Makes sure a complete database file is at `path`: builds one if there is none, refuses
-/// anything that is not a database (before SQLite could read a leftover WAL over it).
-fn prepare_database_file(path: &Path, agent_id: &str, limits: (u64, DataPolicy)) -> Result<()> {
+/// Makes sure a complete database file is at `path` (building one if there is none) and opens
+/// the descriptor of it that the store keeps: anything that is not a database is refused
+/// through that descriptor, before SQLite could read a leftover WAL over it. No other
+/// descriptor of the file is opened (see `Slot`).
+fn open_database_file(path: &Path, agent_id: &str, limits: (u64, DataPolicy)) -> Result<DbFile> {
     match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => Err(storage(path, "is a symlink; memory databases are never opened through links")),
-        Ok(m) if !m.is_file() => Err(storage(path, "is not a regular file")),
-        Ok(m) if m.len() == 0 => {
-            Err(storage(path, "is empty (truncated?); it was left as it is: restore it from a backup or move it away"))
-        }
-        Ok(_) => crate::integrity::check_header_at(
-            path,
-            "is not a SQLite database (overwritten?); it was left as it is: restore it from a backup or move it away",
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => build_new_database(path, agent_id, limits),
-        Err(e) => Err(storage(path, e)),
+        Ok(m) if m.file_type().is_symlink() => return Err(storage(path, "is a symlink; memory databases are never opened through links")),
+        Ok(m) if !m.is_file() => return Err(storage(path, "is not a regular file")),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => build_new_database(path, agent_id, limits)?,
+        Err(e) => return Err(storage(path, e)),
     }
+    let file = DbFile::open(path)?;
+    file.check_database()?;
+    Ok(file)
 }
 
-/// Opens the agent's database, which `prepare_database_file` made sure is there.
+/// Opens the agent's database, which `open_database_file` made sure is there.
 fn open_connection(path: &Path) -> Result<Connection> {
     configure_sqlite();
     let conn = Connection::open_with_flags(path, sqlite_flags()).map_err(|e| storage(path, e))?;
@@ -686,14 +805,113 @@ pub fn unique_suffix() -> String {
 
 #[cfg(test)]
 mod tests {
+    //! The fast paths against a commit that lands between their two statements (R-RET-4).
+
     use super::*;
+    use crate::{list_agent_memory, Arg, GeneMemory, GeneOptions};
+    use std::cell::RefCell;
+
+    thread_local! {
+        static HOOK: RefCell<Option<Box<dyn FnOnce()>>> = RefCell::new(None);
+    }
+
+    /// Runs the hook set for this thread, once: in `AgentStore::read`, between the statement
+    /// that read the answer and the look at the earliest expiry.
+    pub(super) fn between_statements() {
+        if let Some(hook) = HOOK.with(|h| h.borrow_mut().take()) {
+            hook();
+        }
+    }
+
+    const T0: i64 = 1_796_000_000_000;
+    const DAY: i64 = 86_400_000;
+
+    /// A temporary project root, removed on drop.
+    pub(crate) struct TempRoot(pub PathBuf);
+    impl TempRoot {
+        pub(crate) fn new() -> TempRoot {
+            let p = std::env::temp_dir().join(format!("rotifer-core-test-{}", unique_suffix()));
+            std::fs::create_dir(&p).unwrap();
+            TempRoot(std::fs::canonicalize(p).unwrap())
+        }
+    }
+    impl Drop for TempRoot {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn gene_id(c: char) -> String {
+        format!("v2:{}", c.to_string().repeat(64))
+    }
+
+    /// An agent with entry `old` (no retention: it never expires), and a hook that, from another
+    /// connection, makes `old` expire at T0 + 1 day and adds `new`: as a deployer shortening
+    /// retention and a writer of another process would, in one commit.
+    fn race(root: &Path) -> (Layout, GeneMemory) {
+        let layout = Layout::at(root);
+        crate::create_agent_memory(&layout, "a", DEFAULT_QUOTA, DataPolicy::default()).unwrap();
+        let opts = GeneOptions { agent_id: Some("a".into()), gene_id: Some(gene_id('a')), domain: None, root: Some(root.to_string_lossy().into()) };
+        let m = GeneMemory::open(opts).unwrap();
+        m.write(&Arg::Str("old".into()), Arg::Bytes(vec![1; 8]), &Arg::Str("CACHE".into()), &Arg::Undefined, &Arg::Undefined, T0).unwrap();
+        let db = layout.real().unwrap().db_path("a");
+        HOOK.with(|h| {
+            *h.borrow_mut() = Some(Box::new(move || {
+                let other = Connection::open(&db).unwrap();
+                other.busy_timeout(BUSY_TIMEOUT).unwrap();
+                other
+                    .execute_batch(&format!(
+                        "BEGIN IMMEDIATE;
+                         UPDATE agent SET max_retention_days = 1;
+                         UPDATE entries SET expires_at = updated_at + {DAY} WHERE ret_set = 0;
+                         INSERT INTO entries SELECT CAST('new' AS BLOB), 'id-new', category, value, size, created_by, creator_domain,
+                           last_accessed_by, created_at, {t}, seq + 1, read_scope, write_scope, share_policy, 0, NULL, 0, 0, {t} + {DAY}
+                           FROM entries WHERE key = CAST('old' AS BLOB);
+                         COMMIT;",
+                        t = T0 + 2 * DAY
+                    ))
+                    .unwrap();
+            }))
+        });
+        (layout, m)
+    }
+
+    /// `old` expired by the new retention and `new` was written after it: no snapshot holds both
+    /// as live at T0 + 2 days. Before, the fast path read the expiry in one snapshot and the rows
+    /// in the next, and answered both.
+    fn one_snapshot(keys: &[String]) {
+        assert!(!(keys.contains(&"old".to_string()) && keys.contains(&"new".to_string())), "one snapshot: {keys:?}");
+        if !keys.contains(&"old".to_string()) {
+            assert_eq!(keys, ["new"], "the expired entry was purged, the new one is there");
+        }
+    }
+
+    #[test]
+    fn list_reads_expiry_and_rows_in_one_snapshot() {
+        let dir = TempRoot::new();
+        let (layout, _m) = race(&dir.0);
+        let keys: Vec<String> = list_agent_memory(&layout, "a", None, T0 + 2 * DAY).unwrap().into_iter().map(|l| l.key).collect();
+        HOOK.with(|h| assert!(h.borrow().is_none(), "the commit landed between the statements"));
+        one_snapshot(&keys);
+    }
+
+    #[test]
+    fn query_reads_expiry_and_rows_in_one_snapshot() {
+        let dir = TempRoot::new();
+        let (_layout, m) = race(&dir.0);
+        let keys: Vec<String> = m.query(&Arg::Undefined, T0 + 2 * DAY).unwrap().into_iter().map(|e| e.key).collect();
+        HOOK.with(|h| assert!(h.borrow().is_none(), "the commit landed between the statements"));
+        one_snapshot(&keys);
+    }
+
+    // Hardened connections and the schema check (R-HOST-1).
 
     #[test]
     fn every_connection_distrusts_the_schema_and_is_defensive() {
         let tm = crate::TestMemory::create(1024, DataPolicy::default()).unwrap();
         let store = AgentStore::open(&Layout::at(tm.root()), crate::memory::TEST_AGENT_ID, IfMissing::Skip).unwrap().unwrap();
         store
-            .read(|conn| {
+            .read_only(|conn| {
                 let trusted: i64 = conn.query_row("PRAGMA trusted_schema", [], |r| r.get(0))?;
                 assert_eq!(trusted, 0);
                 assert!(conn.db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE)?);

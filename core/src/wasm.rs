@@ -131,11 +131,7 @@ impl WasmHost {
         }
         // A bug in the core must not unwind into the gene's engine (R-ERR-3).
         let result = catch_unwind(AssertUnwindSafe(|| self.execute(call, request, now))).unwrap_or_else(|panic| {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let what = crate::error::panic_message(panic.as_ref());
             Err(MemoryError::storage(format!(
                 "internal error in rotifer-memory ({what}) during {}; please report it",
                 call.name()
