@@ -176,7 +176,7 @@ test('R-QUO-3 a memory over a lowered quota: a write that grows the total evicts
   assert.deepEqual(evicted, ['c0', 'c1', 'c2'])
   // A write that cannot be brought within the quota changes nothing.
   memory.createAgentMemory({ agentId: 'a', root, quota: 1024 })
-  throwsCode(assert, () => write('q', 500, 'PREFERENCE'), 'MEMORY_QUOTA_EXCEEDED', /evicting every CACHE, PATTERN and CONTEXT entry would free only 400/)
+  throwsCode(assert, () => write('q', 500, 'PREFERENCE'), 'MEMORY_QUOTA_EXCEEDED', /\(500 bytes\) does not fit in the quota of 1KB \(1024 bytes\), even after evicting every CACHE, PATTERN and CONTEXT entry/)
   assert.deepEqual(keys(), ['c3', 'c4', 'c5', 'c6', 'p'], 'nothing was evicted by the refused write')
   const reject = auditLines(root).filter((l) => l.action === 'memory.quota_reject').pop()
   assert.equal(reject.needed, 1401 + 500 - 1024)
