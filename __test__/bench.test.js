@@ -1,5 +1,6 @@
 'use strict'
-// The benchmark runs (quick mode) and reports every target with a ratio and a verdict.
+// The benchmark runs (quick mode) and reports every target with a ratio and a verdict, against
+// the lean hand-rolled store and the schema copy, and draws its charts from its results.
 // Nothing here looks at a time: CI only proves that the benchmark works.
 
 const test = require('node:test')
@@ -10,6 +11,9 @@ const path = require('node:path')
 const { spawnSync } = require('node:child_process')
 
 const RUN = path.join(__dirname, '..', 'bench', 'run.js')
+
+/** Whether strace runs here: the system-call row is only there when it does. */
+const STRACE = spawnSync('strace', ['-qq', '-o', '/dev/null', 'true']).status === 0
 
 const EXPECTED_ROWS = [
   'read-hit',
@@ -22,15 +26,27 @@ const EXPECTED_ROWS = [
   'growth-read-hit',
   'growth-update',
   'growth-query',
+  'wal-bytes',
+  ...(STRACE ? ['syscalls'] : []),
+  'concurrency-1',
+  'concurrency-2',
+  'concurrency-4',
   'memory-query',
   'gene-start',
 ]
+
+/** Rows measured on the schema copy too (a ratio against it, as well as against the lean store). */
+const COPY_ROWS = ['read-hit', 'read-miss', 'query-prefix', 'write-update', 'write-create', 'evict', 'open', 'wal-bytes', ...(STRACE ? ['syscalls'] : [])]
+
+/** The targets against the lean store (ratios of ours ÷ lean). */
+const LIMITS = { 'read-hit': 1, 'read-miss': 1.2, 'query-prefix': 1, 'write-update': 1.1, 'write-create': 1.1, evict: 1.5, open: 2, 'growth-read-hit': 2, 'growth-update': 2, 'growth-query': 2 }
 
 test('bench/run.js --quick prints every row with a ratio and a verdict and writes valid JSON', { timeout: 180_000 }, () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-bench-test-'))
   try {
     const out = path.join(dir, 'results.json')
-    const p = spawnSync(process.execPath, [RUN, '--quick', '--out', out], { encoding: 'utf8', timeout: 170_000 })
+    const chartDir = path.join(dir, 'charts')
+    const p = spawnSync(process.execPath, [RUN, '--quick', '--out', out, '--charts', chartDir], { encoding: 'utf8', timeout: 170_000 })
     assert.equal(p.status, 0, `bench exited with ${p.status}:\n${p.stderr}`)
 
     const results = JSON.parse(fs.readFileSync(out, 'utf8'))
@@ -42,6 +58,19 @@ test('bench/run.js --quick prints every row with a ratio and a verdict and write
     const header = cellsOf(lines.find((l) => l.startsWith('| operation ')) ?? '')
     const col = (name) => header.indexOf(name)
     assert.ok(col('ratio') > 0 && col('verdict') > 0, `no table header:\n${p.stdout}`)
+    assert.ok(col('lean') > 0 && col('schema copy') > 0 && col('ratio vs copy') > 0, `both baselines in the header:\n${p.stdout}`)
+    for (const [id, limit] of Object.entries(LIMITS)) assert.equal(results.rows.find((r) => r.id === id).limit, limit, `${id}: target`)
+    for (const id of COPY_ROWS) {
+      const row = results.rows.find((r) => r.id === id)
+      assert.ok(Number.isFinite(row.copyRatio) && row.copyRatio > 0, `${id}: ratio against the schema copy ${row.copyRatio}`)
+    }
+    const wal = results.rows.find((r) => r.id === 'wal-bytes')
+    // Every commit appends at least one page (4,096 bytes + a 24-byte frame header) to the WAL.
+    for (const side of ['ours', 'baseline', 'copy']) assert.ok(wal[side] >= 4120, `WAL bytes per update (${side}): ${wal[side]}`)
+    for (const n of [1, 2, 4]) {
+      const c = results.concurrency.find((x) => x.writers === n)
+      assert.ok(c && c.ours > 0 && c.baseline > 0, `writes per second with ${n} processes`)
+    }
     for (const row of results.rows) {
       assert.ok(Number.isFinite(row.ratio) && row.ratio > 0, `${row.id}: ratio ${row.ratio}`)
       assert.ok(['met', 'MISSED', 'info'].includes(row.verdict), `${row.id}: verdict ${row.verdict}`)
@@ -54,6 +83,16 @@ test('bench/run.js --quick prints every row with a ratio and a verdict and write
       assert.equal(cells[col('verdict')], row.verdict, `${row.id}: printed verdict`)
     }
     assert.match(p.stdout, /targets met/)
+
+    // Charts drawn from these results: the cost by size has a line per store and a point per size.
+    assert.deepEqual(fs.readdirSync(chartDir).sort(), ['bench-concurrency.svg', 'bench-cost-by-size.svg', 'bench-ratios.svg'])
+    assert.deepEqual(results.charts.map((c) => path.basename(c)).sort(), fs.readdirSync(chartDir).sort())
+    const bySize = fs.readFileSync(path.join(chartDir, 'bench-cost-by-size.svg'), 'utf8')
+    assert.match(bySize, /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"[\s\S]*<\/svg>\n$/)
+    assert.equal((bySize.match(/<polyline /g) ?? []).length, 3 * 3, 'three operations × three stores')
+    assert.equal((bySize.match(/<circle /g) ?? []).length, 3 * 3 * results.growth.length)
+    const conc = fs.readFileSync(path.join(chartDir, 'bench-concurrency.svg'), 'utf8')
+    assert.equal((conc.match(/<rect x=/g) ?? []).length, 2 * 3, 'ours and the lean store for 1, 2 and 4 processes')
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }

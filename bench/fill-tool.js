@@ -3,7 +3,7 @@
 //
 //   node bench/fill-tool.js '<json>'   → one JSON line on stdout
 //   { op: "template", dbPath, key }                       → { row } (Buffers as { $b64 })
-//   { op: "schema", dbPath }                              → { sql: [...] } (entries table and its indexes)
+//   { op: "schema", dbPath }                              → { sql: [...], columns: [...] } (entries table and its indexes; its columns)
 //   { op: "fill", dbPath, agentId, template, count, keys, values } → { bytes }
 //
 // It must be another process: the benchmark process has our store (its own SQLite) open on the
@@ -35,7 +35,8 @@ function run() {
         .prepare("SELECT sql FROM sqlite_master WHERE tbl_name = 'entries' AND sql IS NOT NULL ORDER BY rowid")
         .all()
         .map((r) => r.sql)
-      return { sql }
+      const columns = db.prepare('PRAGMA table_info(entries)').all().map(({ name, type, notnull }) => ({ name, type, notnull: !!notnull }))
+      return { sql, columns }
     }
     case 'fill': {
       const agentCols = db.prepare('PRAGMA table_info(agent)').all().map((c) => c.name)

@@ -75,6 +75,7 @@ function geneSection(cfg, tmp, out, progress) {
     limit,
     target: `≤ ${limit.toFixed(2)} (+${OVERHEAD_LIMIT_MS} ms)`,
     verdict: ratio <= limit ? 'met' : 'MISSED',
+    baselineIs: 'the JavaScript gene',
   })
   out.details.gene = { rounds, tsMs: ts, jsMs: js, overheadMs: tsMs - jsMs, baselineIs: 'the JavaScript gene' }
 }

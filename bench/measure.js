@@ -55,38 +55,50 @@ function median(xs) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
 }
 
+/** The sides a case can have: ours, the lean baseline, and (optionally) the schema copy. */
+const SIDES = ['ours', 'baseline', 'copy']
+
 /**
- * Runs pairs of (ours, baseline) in alternating rounds (A B A B …) after `warmup` rounds.
- * Every round runs each case's ours then its baseline, so that all the cases are measured in
- * the same stretch of time.
+ * Runs each case's sides in alternating rounds (ours, baseline[, copy], ours, …) after `warmup`
+ * rounds. Every round runs each case's sides back to back, so that all the cases are measured
+ * in the same stretch of time.
  *
  * Each side is `async (round) => ({ wall, cpu, calls })`: it times its own batch with
  * `startTimer` (so that per-round setup stays off the clock) and answers both times and the
- * number of calls it made. Warm-up rounds are negative. For each case, on the primary clock:
- * per-call medians in microseconds, and the ratio: the median of the per-round ratios
- * ours/baseline (each round's pair ran back to back, so a slow stretch of the machine affects
- * both sides of it alike). `alt` holds the same figures on the other clock.
+ * number of calls it made. Warm-up rounds are negative. `copy` is optional. For each case, on
+ * the primary clock: per-call medians in microseconds, and the ratio: the median of the
+ * per-round ratios ours/baseline (each round's sides ran back to back, so a slow stretch of the
+ * machine affects them alike); with a copy, `copyUs` and `copyRatio` (ours/copy) alike. `alt`
+ * holds the same figures on the other clock.
  */
 async function interleave({ rounds, warmup, cases }) {
+  const sidesOf = (c) => SIDES.filter((s) => typeof c[s] === 'function')
   for (let w = 1; w <= warmup; w++) {
     for (const c of cases) {
-      await settle()
-      await c.ours(-w)
-      await settle()
-      await c.baseline(-w)
+      for (const side of sidesOf(c)) {
+        await settle()
+        await c[side](-w)
+      }
     }
   }
-  const samples = cases.map(() => ({ cpu: { ours: [], baseline: [] }, wall: { ours: [], baseline: [] } }))
+  const samples = cases.map((c) => {
+    const s = { cpu: {}, wall: {} }
+    for (const side of sidesOf(c)) {
+      s.cpu[side] = []
+      s.wall[side] = []
+    }
+    return s
+  })
   const record = (s, side, t) => {
     s.cpu[side].push(t.cpu / t.calls / 1e3)
     s.wall[side].push(t.wall / t.calls / 1e3)
   }
   for (let r = 0; r < rounds; r++) {
     for (let i = 0; i < cases.length; i++) {
-      await settle()
-      record(samples[i], 'ours', await cases[i].ours(r))
-      await settle()
-      record(samples[i], 'baseline', await cases[i].baseline(r))
+      for (const side of sidesOf(cases[i])) {
+        await settle()
+        record(samples[i], side, await cases[i][side](r))
+      }
     }
   }
   return samples.map((s) => {
@@ -96,34 +108,42 @@ async function interleave({ rounds, warmup, cases }) {
 }
 
 function summarize(samples) {
-  const roundRatios = samples.ours.map((x, i) => x / samples.baseline[i])
-  return {
+  const ratios = (side) => samples.ours.map((x, i) => x / samples[side][i])
+  const out = {
     oursUs: median(samples.ours),
     baselineUs: median(samples.baseline),
-    ratio: median(roundRatios),
-    roundRatios,
-    samples,
+    ratio: median(ratios('baseline')),
+    roundRatios: ratios('baseline'),
   }
+  if (samples.copy) {
+    out.copyUs = median(samples.copy)
+    out.copyRatio = median(ratios('copy'))
+  }
+  out.samples = samples
+  return out
 }
 
 /** One case of `interleave`. */
-async function alternate({ rounds, warmup, ours, baseline }) {
-  return (await interleave({ rounds, warmup, cases: [{ ours, baseline }] }))[0]
+async function alternate({ rounds, warmup, ours, baseline, copy }) {
+  return (await interleave({ rounds, warmup, cases: [{ ours, baseline, copy }] }))[0]
 }
 
 /** Results of `interleave` for one case, measured in several blocks, as one result. */
 function merge(results) {
-  const join = (pick) => ({
-    ours: results.flatMap((m) => pick(m).ours),
-    baseline: results.flatMap((m) => pick(m).baseline),
-  })
+  const join = (pick) => {
+    const j = {}
+    for (const side of SIDES) if (pick(results[0])[side]) j[side] = results.flatMap((m) => pick(m)[side])
+    return j
+  }
   const { samples: alt, ...altSummary } = summarize(join((m) => m.alt.samples))
   return { clock: results[0].clock, ...summarize(join((m) => m.samples)), alt: { clock: results[0].alt.clock, ...altSummary, samples: alt } }
 }
 
 /** How much the per-call medians grew from `first` to `later`, for ours and for the baseline. */
 function growth(first, later) {
-  return { ours: later.oursUs / first.oursUs, baseline: later.baselineUs / first.baselineUs }
+  const g = { ours: later.oursUs / first.oursUs, baseline: later.baselineUs / first.baselineUs }
+  if (first.copyUs !== undefined) g.copy = later.copyUs / first.copyUs
+  return g
 }
 
 /** A small seeded generator (mulberry32): the same key order for both sides and every run. */

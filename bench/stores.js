@@ -1,14 +1,21 @@
 'use strict'
-// The two stores the benchmark compares, and the bulk filler that builds large agents fast.
+// The stores the benchmark compares, and the bulk filler that builds large agents fast.
 //
 // - Ours: the public API (`GeneMemoryAccess`, `createAgentMemory`) on an agent under a
 //   temporary project root.
-// - Baseline: what a user would hand-roll with better-sqlite3: the same `entries` table and
-//   indexes as ours (copied from our database's own schema), WAL with synchronous=NORMAL, reads
-//   with a prepared `get`, and every write in one transaction that also appends its audit line
-//   with `fs.appendFileSync` (which opens and closes the file on every write, as our store does).
-//   The baseline does no validation, no access check, no expiry, no quota and no lookup before a
-//   write: the caller tells it whether the key exists.
+// - Lean (the baseline every ratio and verdict is against): the lean store a user would
+//   hand-roll with better-sqlite3 to support the same calls: a key-ordered `WITHOUT ROWID`
+//   entries table with the same columns as ours, a recency index, a category index for
+//   eviction, a partial expiry index (only rows that expire), an agent row with the quota, the
+//   byte total and the last sequence number; WAL with synchronous=NORMAL. A write is one
+//   immediate transaction: look up the old size, advance the agent row (refusing a write over
+//   the quota), upsert the row, and append the audit line to a descriptor opened once.
+// - SchemaCopy (for reference): the same entries table and indexes as ours (copied from our
+//   database's own schema), and every write appends its audit line with `fs.appendFileSync`
+//   (which opens and closes the file on every write). It does no lookup before a write (the
+//   caller tells it whether the key exists) and keeps no agent row: it inherits our schema's
+//   costs instead of measuring them.
+// Neither hand-rolled store validates, checks access or purges expired entries.
 // - Filling: rows are cloned from a template row that our own store wrote, so they have exactly
 //   the shape our store writes; in our database the agent row's byte total and sequence are
 //   advanced to match. Our database is only ever opened with better-sqlite3 in a child process
@@ -88,6 +95,7 @@ class Ours {
     fs.mkdirSync(root, { recursive: true })
     this.root = root
     this.agentId = agentId
+    this.quota = quota
     memory.createAgentMemory({ agentId, root, quota })
     this.dbPath = path.join(root, '.rotifer', 'memory', `${agentId}.db`)
     this.sqliteVersion = fileSqliteVersion(this.dbPath)
@@ -120,9 +128,10 @@ class Ours {
     tool({ op: 'fill', dbPath: this.dbPath, agentId: this.agentId, template, count, keys, values })
   }
 
-  /** The schema of the entries table and its indexes, as our store created it. */
+  /** The entries table and its indexes as our store created them: `{ sql: [...], columns: [...] }`. */
   entriesSchema() {
-    return tool({ op: 'schema', dbPath: this.dbPath }).sql
+    this.schemaInfo ??= tool({ op: 'schema', dbPath: this.dbPath })
+    return this.schemaInfo
   }
 
   /** Whether any entry of `category` is left (through our API). */
@@ -132,52 +141,207 @@ class Ours {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Baseline
+// Hand-rolled baselines
 
 const BASELINE_SELECT = 'SELECT * FROM entries WHERE key = ?'
+const RANGE_SELECT = 'SELECT * FROM entries WHERE key >= ? AND key < ? ORDER BY updated_at DESC, seq DESC LIMIT ?'
 
-class Baseline {
-  /**
-   * A database in `dir` with the same entries table as `ours`, for the same agent id (so that
-   * entry ids and audit lines have the same length).
-   */
-  constructor(dir, ours) {
+/** What a user sets on every connection: WAL, synchronous=NORMAL, a wait for the write lock. */
+function openBaselineDb(dbPath) {
+  const db = new Database(dbPath, { timeout: 30_000 })
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  return db
+}
+
+/**
+ * What both hand-rolled stores share. `source` is what they need of ours: `agentId` (so that
+ * entry ids and audit lines have the same length), `quota`, `template(category)` (the row our
+ * store writes) and `entriesSchema()` (our entries table: `{ sql, columns }`).
+ */
+class HandRolled {
+  constructor(dir, source, { create = true } = {}) {
     fs.mkdirSync(dir, { recursive: true })
-    this.agentId = ours.agentId
-    this.ours = ours
+    this.agentId = source.agentId
+    this.source = source
+    this.dir = dir
     this.dbPath = path.join(dir, 'baseline.db')
     this.auditPath = path.join(dir, 'audit.jsonl')
-    this.db = new Database(this.dbPath)
-    this.db.pragma('journal_mode = WAL')
-    this.db.pragma('synchronous = NORMAL')
-    this.db.exec(ours.entriesSchema().join(';\n'))
-    this.seq = 0
+    this.db = openBaselineDb(this.dbPath)
+    if (create) this.db.exec(this.schema())
+    const db = this.db
+    this.cols = db.prepare('PRAGMA table_info(entries)').all().map((c) => c.name)
+    this.at = Object.fromEntries(this.cols.map((c, i) => [c, i]))
+    this.getStmt = db.prepare(BASELINE_SELECT)
+    const changed = ['category', 'value', 'size', 'last_accessed_by', 'updated_at', 'seq']
+    this.upsertStmt = db.prepare(
+      `INSERT INTO entries (${this.cols.join(', ')}) VALUES (${this.cols.map(() => '?').join(', ')}) ` +
+        `ON CONFLICT(key) DO UPDATE SET ${changed.map((c) => `${c} = excluded.${c}`).join(', ')}`,
+    )
+    this.queryStmt = db.prepare(RANGE_SELECT)
+    this.victimsStmt = db.prepare('SELECT key, entry_id, size FROM entries WHERE category = ? ORDER BY updated_at, seq LIMIT ?')
+    this.deleteStmt = db.prepare('DELETE FROM entries WHERE key = ?')
     this.prepare()
+  }
+
+  /** A row for `key` (a Buffer; `name` its text), cloned from the template of `category`. */
+  row(k, name, value, category, now, seq) {
+    const at = this.at
+    this.bases ??= {}
+    this.bases[category] ??= this.cols.map((c) => this.source.template(category)[c])
+    const row = this.bases[category].slice()
+    const id = R.entryId(this.agentId, name)
+    row[at.key] = k
+    row[at.entry_id] = id
+    row[at.value] = value
+    row[at.size] = k.length + value.length
+    row[at.seq] = seq
+    row[at.created_at] = now
+    row[at.updated_at] = now
+    return { row, id, size: k.length + value.length }
+  }
+
+  /** Bulk-inserts the same rows as `Ours.fill` (first sequence number `firstSeq`); answers the bytes. */
+  insertRows(category, count, keys, values, firstSeq) {
+    const template = this.source.template(category)
+    return R.bulkInsert(this.db, this.agentId, template, {
+      count,
+      keys: R.KEYS[keys],
+      values: R.values(values),
+      firstSeq,
+      firstTime: template.updated_at - count - 1,
+    })
+  }
+
+  read(key) {
+    return this.getStmt.get(Buffer.from(key))
+  }
+
+  query(prefix, limit) {
+    return this.queryStmt.all(Buffer.from(prefix), prefixEnd(prefix), limit)
+  }
+
+  count(category) {
+    return this.db.prepare('SELECT COUNT(*) AS n FROM entries WHERE category = ?').get(this.source.template(category).category).n
+  }
+
+  close() {
+    this.db.close()
+  }
+
+  /** What a user does to start: open the database with the pragmas and read one key. */
+  static openAndRead(dbPath, key) {
+    const db = openBaselineDb(dbPath)
+    const row = db.prepare(BASELINE_SELECT).get(Buffer.from(key))
+    return { db, row }
+  }
+}
+
+/** The lean hand-rolled store: every ratio and verdict is against this one. */
+class Lean extends HandRolled {
+  schema() {
+    const def = this.source
+      .entriesSchema()
+      .columns.map((c) => `${c.name} ${c.type}${c.notnull ? ' NOT NULL' : ''}${c.name === 'key' ? ' PRIMARY KEY' : ''}`)
+    return [
+      'CREATE TABLE agent (id INTEGER PRIMARY KEY CHECK (id = 1), quota INTEGER NOT NULL, used_bytes INTEGER NOT NULL, last_seq INTEGER NOT NULL)',
+      `INSERT INTO agent VALUES (1, ${Number(this.source.quota)}, 0, 0)`,
+      `CREATE TABLE entries (${def.join(', ')}) WITHOUT ROWID`,
+      'CREATE INDEX entries_by_recency ON entries (updated_at, seq)',
+      'CREATE INDEX entries_by_category ON entries (category, updated_at, seq)',
+      'CREATE INDEX entries_by_expiry ON entries (expires_at) WHERE expires_at IS NOT NULL',
+    ].join(';\n')
   }
 
   prepare() {
     const db = this.db
-    const cols = db.prepare('PRAGMA table_info(entries)').all().map((c) => c.name)
-    this.cols = cols
-    this.at = Object.fromEntries(cols.map((c, i) => [c, i]))
-    this.getStmt = db.prepare(BASELINE_SELECT)
-    const changed = ['category', 'value', 'size', 'last_accessed_by', 'updated_at', 'seq']
-    this.upsertStmt = db.prepare(
-      `INSERT INTO entries (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ` +
-        `ON CONFLICT(key) DO UPDATE SET ${changed.map((c) => `${c} = excluded.${c}`).join(', ')}`,
+    this.sizeStmt = db.prepare('SELECT size FROM entries WHERE key = ?').pluck()
+    this.agentStmt = db.prepare(
+      'UPDATE agent SET used_bytes = used_bytes + ?, last_seq = last_seq + 1 WHERE id = 1 RETURNING used_bytes, quota, last_seq',
     )
-    this.queryStmt = db.prepare(
-      'SELECT * FROM entries WHERE key >= ? AND key < ? ORDER BY updated_at DESC, seq DESC LIMIT ?',
-    )
-    this.victimsStmt = db.prepare(
-      'SELECT key, entry_id, size FROM entries WHERE category = ? ORDER BY updated_at, seq LIMIT ?',
-    )
-    this.deleteStmt = db.prepare('DELETE FROM entries WHERE key = ?')
-    this.writeTx = db.transaction((row, line) => {
+    this.auditFd = fs.openSync(this.auditPath, 'a', 0o600)
+    this.writeTx = db.transaction((key, value, category) => this.writeIn(key, value, category, [], null))
+    this.evictTx = db.transaction((key, value, category, victimCategory, n) => {
+      const ts = new Date().toISOString()
+      const victims = this.victimsStmt.all(this.source.template(victimCategory).category, n).map((v) => ({ ...v, category: victimCategory }))
+      this.writeIn(key, value, category, victims, ts)
+      return victims.length
+    })
+    this.removeTx = db.transaction((k) => {
+      const old = this.sizeStmt.get(k)
+      if (old === undefined) return
+      this.deleteStmt.run(k)
+      db.prepare('UPDATE agent SET used_bytes = used_bytes - ? WHERE id = 1').run(old)
+    })
+  }
+
+  /**
+   * The body of a write, inside its transaction: deletes the `victims` rows, looks up the old
+   * size, advances the agent row (refusing a write over the quota), upserts the row and appends
+   * the audit lines with one `write` to the open descriptor.
+   */
+  writeIn(key, value, category, victims, ts) {
+    let freed = 0
+    let lines = ''
+    for (const v of victims) {
+      this.deleteStmt.run(v.key)
+      freed += v.size
+      lines += auditLine(ts, this.agentId, 'memory.evict', null, v.key.toString(), v.entry_id, v.category, v.size)
+    }
+    const k = Buffer.from(key)
+    const old = this.sizeStmt.get(k)
+    const size = k.length + value.length
+    const a = this.agentStmt.get(size - (old ?? 0) - freed)
+    if (a.used_bytes > a.quota) throw new Error(`quota exceeded: ${a.used_bytes} > ${a.quota}`)
+    const now = Date.now()
+    const { row, id } = this.row(k, key, value, category, now, a.last_seq)
+    this.upsertStmt.run(row)
+    const action = old === undefined ? 'memory.create' : 'memory.update'
+    fs.writeSync(this.auditFd, lines + auditLine(ts ?? new Date(now).toISOString(), this.agentId, action, GENE_ID, key, id, category, size))
+  }
+
+  fill(category, count, keys, values) {
+    this.db.transaction(() => {
+      const a = this.db.prepare('SELECT last_seq FROM agent').get()
+      const bytes = this.insertRows(category, count, keys, values, a.last_seq + 1)
+      this.db.prepare('UPDATE agent SET used_bytes = used_bytes + ?, last_seq = last_seq + ?').run(bytes, count)
+    }).immediate()
+    this.db.pragma('wal_checkpoint(TRUNCATE)')
+  }
+
+  /** Creates or updates `key`; the store itself finds out which. */
+  write(key, value, category) {
+    this.writeTx.immediate(key, value, category)
+  }
+
+  /** Deletes the `n` oldest entries of `victimCategory`, then creates `key`: one transaction, one append. */
+  evictAndWrite(key, value, category, victimCategory, n) {
+    return this.evictTx.immediate(key, value, category, victimCategory, n)
+  }
+
+  remove(key) {
+    this.removeTx.immediate(Buffer.from(key))
+  }
+
+  close() {
+    fs.closeSync(this.auditFd)
+    super.close()
+  }
+}
+
+/** The hand-rolled store with our schema copied, for reference (see the top of this file). */
+class SchemaCopy extends HandRolled {
+  schema() {
+    return this.source.entriesSchema().sql.join(';\n')
+  }
+
+  prepare() {
+    this.seq = 0
+    this.writeTx = this.db.transaction((row, line) => {
       this.upsertStmt.run(row)
       fs.appendFileSync(this.auditPath, line)
     })
-    this.evictTx = db.transaction((row, line, victimCategory, victimName, n, ts) => {
+    this.evictTx = this.db.transaction((row, line, victimCategory, victimName, n, ts) => {
       const victims = this.victimsStmt.all(victimCategory, n)
       let lines = ''
       for (const v of victims) {
@@ -190,83 +354,31 @@ class Baseline {
     })
   }
 
-  /** The same rows as `ours.fill`. */
   fill(category, count, keys, values) {
-    const template = this.ours.template(category)
     const firstSeq = this.seq + 1
-    R.bulkInsert(this.db, this.agentId, template, {
-      count,
-      keys: R.KEYS[keys],
-      values: R.values(values),
-      firstSeq,
-      firstTime: template.updated_at - count - 1,
-    })
+    this.db.transaction(() => this.insertRows(category, count, keys, values, firstSeq))()
     this.seq = firstSeq + count - 1
     this.db.pragma('wal_checkpoint(TRUNCATE)')
-  }
-
-  read(key) {
-    return this.getStmt.get(Buffer.from(key))
-  }
-
-  /** A row for `key`, cloned from the template of `category`. */
-  row(key, value, category, now) {
-    const at = this.at
-    this.bases ??= {}
-    this.bases[category] ??= this.cols.map((c) => this.ours.template(category)[c])
-    const row = this.bases[category].slice()
-    const k = Buffer.from(key)
-    const id = R.entryId(this.agentId, key)
-    row[at.key] = k
-    row[at.entry_id] = id
-    row[at.value] = value
-    row[at.size] = k.length + value.length
-    row[at.seq] = ++this.seq
-    row[at.created_at] = now
-    row[at.updated_at] = now
-    return { row, id, size: k.length + value.length }
   }
 
   /** Creates or updates `key` (the caller says which) and appends its audit line, in one transaction. */
   write(key, value, category, exists) {
     const now = Date.now()
-    const { row, id, size } = this.row(key, value, category, now)
+    const { row, id, size } = this.row(Buffer.from(key), key, value, category, now, ++this.seq)
     const line = auditLine(new Date(now).toISOString(), this.agentId, exists ? 'memory.update' : 'memory.create', GENE_ID, key, id, category, size)
     this.writeTx(row, line)
   }
 
-  query(prefix, limit) {
-    return this.queryStmt.all(Buffer.from(prefix), prefixEnd(prefix), limit)
-  }
-
-  /** Deletes the `n` oldest entries of `victimCategory`, then creates `key`: one transaction, one append. */
   evictAndWrite(key, value, category, victimCategory, n) {
     const now = Date.now()
     const ts = new Date(now).toISOString()
-    const { row, id, size } = this.row(key, value, category, now)
+    const { row, id, size } = this.row(Buffer.from(key), key, value, category, now, ++this.seq)
     const line = auditLine(ts, this.agentId, 'memory.create', GENE_ID, key, id, category, size)
-    return this.evictTx(row, line, this.ours.template(victimCategory).category, victimCategory, n, ts)
+    return this.evictTx(row, line, this.source.template(victimCategory).category, victimCategory, n)
   }
 
   remove(key) {
     this.deleteStmt.run(Buffer.from(key))
-  }
-
-  count(category) {
-    return this.db.prepare('SELECT COUNT(*) AS n FROM entries WHERE category = ?').get(this.ours.template(category).category).n
-  }
-
-  close() {
-    this.db.close()
-  }
-
-  /** What a user does to start: open the database with the pragmas and read one key. */
-  static openAndRead(dbPath, key) {
-    const db = new Database(dbPath)
-    db.pragma('journal_mode = WAL')
-    db.pragma('synchronous = NORMAL')
-    const row = db.prepare(BASELINE_SELECT).get(Buffer.from(key))
-    return { db, row }
   }
 }
 
@@ -274,4 +386,10 @@ function auditLine(ts, agentId, action, actor, key, entryId, category, size) {
   return JSON.stringify({ ts, agentId, action, actor, key, entryId, category, size }) + '\n'
 }
 
-module.exports = { GENE_ID, DOMAIN, Ours, Baseline, prefixEnd, openDescriptors }
+/** What a hand-rolled store needs of ours, in a process that has no `Ours` (see writer-child.js). */
+function plainSource({ agentId, quota, templates }) {
+  const rows = Object.fromEntries(Object.entries(templates).map(([c, r]) => [c, R.decodeRow(r)]))
+  return { agentId, quota, template: (c) => rows[c] }
+}
+
+module.exports = { GENE_ID, DOMAIN, Ours, Lean, SchemaCopy, HandRolled, plainSource, prefixEnd, openDescriptors, fileSqliteVersion }

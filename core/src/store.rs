@@ -562,11 +562,20 @@ impl Tx<'_, '_> {
         let en = &e.entry;
         let r = en.retention_policy;
         let expires = expires_at(en.updated_at, r.as_ref(), &self.agent.policy);
-        let sql = if exists {
+        let sql = if exists && expires.is_some() {
             "UPDATE entries SET entry_id = ?2, category = ?3, value = ?4, size = ?5, created_by = ?6, creator_domain = ?7, \
              last_accessed_by = ?8, created_at = ?9, updated_at = ?10, seq = ?11, read_scope = ?12, write_scope = ?13, \
              share_policy = ?14, ret_set = ?15, ret_days = ?16, ret_auto_delete = ?17, ret_anonymization = ?18, \
              expires_at = ?19 WHERE key = ?1"
+        } else if exists {
+            // An entry that does not expire: SQLite rewrites the index entry of every column a
+            // statement sets, changed or not, so setting `expires_at` to the NULL it almost
+            // always was put one more page (4 KiB) in the WAL on every update. It is left out
+            // here, and cleared below only where it was set. (`?19` is NULL in this branch.)
+            "UPDATE entries SET entry_id = ?2, category = ?3, value = ?4, size = ?5, created_by = ?6, creator_domain = ?7, \
+             last_accessed_by = ?8, created_at = ?9, updated_at = ?10, seq = ?11, read_scope = ?12, write_scope = ?13, \
+             share_policy = ?14, ret_set = ?15, ret_days = ?16, ret_auto_delete = ?17, ret_anonymization = ?18 \
+             WHERE key = ?1 AND ?19 IS NULL"
         } else {
             "INSERT INTO entries (key, entry_id, category, value, size, created_by, creator_domain, last_accessed_by, \
              created_at, updated_at, seq, read_scope, write_scope, share_policy, ret_set, ret_days, ret_auto_delete, \
@@ -593,6 +602,11 @@ impl Tx<'_, '_> {
             r.is_some_and(|r| r.anonymization_supported),
             expires,
         ])?;
+        if exists && expires.is_none() {
+            self.conn
+                .prepare_cached("UPDATE entries SET expires_at = NULL WHERE key = ?1 AND expires_at IS NOT NULL")?
+                .execute([en.key.as_bytes()])?;
+        }
         Ok(())
     }
 
