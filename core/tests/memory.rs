@@ -6,20 +6,8 @@ use rotifer_memory_core::model::{DataPolicy, MAX_VALUE_BYTES};
 use rotifer_memory_core::{create_agent_memory, delete_agent_memory, list_agent_memory, Arg, ErrorCode, GeneMemory, GeneOptions, Layout};
 use std::path::PathBuf;
 
-const DAY: i64 = 86_400_000;
-const T0: i64 = 1_796_000_000_000;
-
-fn gene(c: char) -> String {
-    format!("v2:{}", c.to_string().repeat(64))
-}
-
-fn s(v: &str) -> Arg {
-    Arg::Str(v.to_string())
-}
-
-fn obj(fields: &[(&str, Arg)]) -> Arg {
-    Arg::Object(fields.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
-}
+mod common;
+use common::{gene, obj, s, DAY, T0};
 
 fn keep(days: Option<i64>) -> Arg {
     obj(&[
