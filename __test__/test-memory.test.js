@@ -12,7 +12,7 @@ const { tempRoot } = require('./helpers')
 
 const PROCESSES = Number(process.env.TEST_MEMORY_PROCESSES || 6)
 const ROUNDS = Number(process.env.TEST_MEMORY_ROUNDS || 300)
-const WORKER = path.join(__dirname, 'workers', 'test-memory-worker.js')
+const WORKER = path.join(__dirname, 'workers', 'churn-worker.js')
 
 function run(tmp) {
   return new Promise((resolve, reject) => {
