@@ -299,6 +299,30 @@ describe('rotifer agent memory log', () => {
   })
 })
 
+describe('rotifer agent memory log: summary lines', () => {
+  test('a summary of refusals counted past a handle\'s bound shows its count, not undefined figures (R-AUD-1)', (t) => {
+    const root = makeProject(t)
+    addGene(root, 'probe', { 'index.js': PROBE })
+    const agent = createAgent(root, 'tight', ['probe'], '--memory-quota=1KB')
+    // One gene handle refused 15 times: 10 lines in full (the first one, then repeats are
+    // counted), then one summary line when the process exits.
+    const script = `const m = require(${JSON.stringify(path.join(__dirname, '..', 'index.js'))})
+      const g = new m.GeneMemoryAccess({ agentId: ${JSON.stringify(agent.id)}, geneId: 'v2:' + 'a'.repeat(64), root: ${JSON.stringify(root)} })
+      for (let i = 0; i < 15; i++) { try { g.writeMemory('k', new Uint8Array(2000), 'CACHE') } catch (e) { if (e.code !== 'MEMORY_QUOTA_EXCEEDED') throw e } }`
+    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' })
+    assert.equal(child.status, 0, child.stderr)
+    const lines = json(rotifer(root, 'agent', 'memory', 'log', 'tight', '--action', 'quota_reject', '--json'))
+    const counted = lines.reduce((n, l) => n + (l.count ?? 1), 0)
+    assert.equal(counted, 15, 'every refusal is accounted for')
+    const summary = lines.find((l) => l.count !== undefined)
+    assert.ok(summary, 'a summary line')
+    const text = rotifer(root, 'agent', 'memory', 'log', 'tight', '--action', 'quota_reject')
+    assert.equal(text.status, 0, text.stderr)
+    assert.doesNotMatch(text.stdout, /undefined/)
+    assert.match(text.stdout, new RegExp(`${summary.count} more quota rejections since ${summary.since.replace(/\./g, '\\.')}`))
+  })
+})
+
 describe('--key-prefix on agent memory list and delete', () => {
   function seeded(t) {
     const root = makeProject(t)

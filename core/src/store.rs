@@ -244,12 +244,15 @@ impl AgentStore {
         }
         layout.ensure_dirs(true)?;
         let limits = match if_missing {
-            IfMissing::CreateWith(quota, policy) => (quota, policy),
-            _ => (DEFAULT_QUOTA, DataPolicy::default()),
+            IfMissing::CreateWith(quota, policy) => Some((quota, policy)),
+            IfMissing::Create => Some((DEFAULT_QUOTA, DataPolicy::default())),
+            IfMissing::Skip => None,
         };
         crate::integrity::refuse_untrusted_database_files(&path)?;
         // The file first, then SQLite: `opened` checks that both are the same file.
-        let mut file = open_database_file(&path, agent_id, limits)?;
+        let Some(mut file) = open_database_file(&path, agent_id, limits)? else {
+            return Ok(None); // deleted since the look above: Skip never creates one
+        };
         let conn = open_connection(&path)?;
         if let Err(e) = file.opened(&layout.root, &conn) {
             // Closing would checkpoint the WAL into whatever is at the path now: keep the WAL.
@@ -701,25 +704,40 @@ pub(crate) fn storage(path: &Path, what: impl std::fmt::Display) -> MemoryError 
 /// the descriptor of it that the store keeps: anything that is not a database is refused
 /// through that descriptor, before SQLite could read a leftover WAL over it. No other
 /// descriptor of the file is opened (see `Slot`).
-fn open_database_file(path: &Path, agent_id: &str, limits: (u64, DataPolicy)) -> Result<DbFile> {
+/// With `limits` `None` (the deployer's reads), a missing database is `Ok(None)`, never built.
+fn open_database_file(path: &Path, agent_id: &str, limits: Option<(u64, DataPolicy)>) -> Result<Option<DbFile>> {
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => return Err(storage(path, "is a symlink; memory databases are never opened through links")),
         Ok(m) if !m.is_file() => return Err(storage(path, "is not a regular file")),
         Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => build_new_database(path, agent_id, limits)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match limits {
+            Some(limits) => build_new_database(path, agent_id, limits)?,
+            None => return Ok(None),
+        },
         Err(e) => return Err(storage(path, e)),
     }
     let file = DbFile::open(path)?;
     file.check_database()?;
-    Ok(file)
+    Ok(Some(file))
 }
 
 /// Opens the agent's database, which `open_database_file` made sure is there.
 fn open_connection(path: &Path) -> Result<Connection> {
     configure_sqlite();
     let conn = Connection::open_with_flags(path, sqlite_flags()).map_err(|e| storage(path, e))?;
-    harden_connection(&conn).map_err(|e| storage(path, e))?;
-    configure_connection(&conn)?;
+    if let Err(e) = check_connection(&conn, path) {
+        // A refused database is left as it is: closing must not checkpoint a WAL into it.
+        let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+        return Err(e);
+    }
+    Ok(conn)
+}
+
+/// Hardens and configures a new connection, and refuses a database this package cannot use
+/// (another schema version, planted SQL, no agent row).
+fn check_connection(conn: &Connection, path: &Path) -> Result<()> {
+    harden_connection(conn).map_err(|e| storage(path, e))?;
+    configure_connection(conn).map_err(|e| storage(path, e.message))?;
     let checked = (|| -> rusqlite::Result<(i64, String)> {
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
@@ -733,12 +751,12 @@ fn open_connection(path: &Path) -> Result<Connection> {
             format!("has schema version {version}, and this version of rotifer-memory reads version {SCHEMA_VERSION}"),
         ));
     }
-    refuse_foreign_schema(&conn, path)?;
+    refuse_foreign_schema(conn, path)?;
     if !mode.eq_ignore_ascii_case("wal") {
         conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)).map_err(|e| storage(path, e))?;
     }
-    read_agent(&conn).map_err(|e| storage(path, e.message.strip_prefix(crate::error::SQLITE_FAILED).unwrap_or(&e.message)))?;
-    Ok(conn)
+    read_agent(conn).map_err(|e| storage(path, e.message.strip_prefix(crate::error::SQLITE_FAILED).unwrap_or(&e.message)))?;
+    Ok(())
 }
 
 /// Builds a complete database under a temporary name, then links it into place: if another
@@ -756,14 +774,18 @@ fn build_new_database(path: &Path, agent_id: &str, (quota, policy): (u64, DataPo
     let result = (|| -> Result<()> {
         drop(create_private_file(&tmp).map_err(|e| storage(&tmp, e))?);
         let conn = Connection::open_with_flags(&tmp, sqlite_flags()).map_err(|e| storage(&tmp, e))?;
-        harden_connection(&conn)?;
-        conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))?;
-        conn.execute_batch(&format!("BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"))?;
-        conn.execute(
-            "INSERT INTO agent (id, agent_id, quota, anonymization_supported, max_retention_days, used_bytes, last_seq) VALUES (1, ?1, ?2, ?3, ?4, 0, 0)",
-            params![agent_id, quota as i64, policy.anonymization_supported, policy.max_retention_days],
-        )?;
-        conn.close().map_err(|(_, e)| MemoryError::from(e))?;
+        let built = (|| -> rusqlite::Result<()> {
+            harden_connection(&conn)?;
+            conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))?;
+            conn.execute_batch(&format!("BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"))?;
+            conn.execute(
+                "INSERT INTO agent (id, agent_id, quota, anonymization_supported, max_retention_days, used_bytes, last_seq) VALUES (1, ?1, ?2, ?3, ?4, 0, 0)",
+                params![agent_id, quota as i64, policy.anonymization_supported, policy.max_retention_days],
+            )?;
+            Ok(())
+        })();
+        built.map_err(|e| storage(&tmp, e))?;
+        conn.close().map_err(|(_, e)| storage(&tmp, e))?;
         match move_into_place(&tmp, path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),

@@ -73,6 +73,11 @@ function actorText(actor, names) {
 }
 
 function detailText(l) {
+  // A summary line stands for refusals a gene handle repeated past its bound (README: audit).
+  if (l.count !== undefined && l.count !== null) {
+    const what = l.action === 'memory.quota_reject' ? 'quota rejections' : `denials of ${l.op || '?'}`
+    return `${l.count} more ${what} since ${l.since}`
+  }
   if (l.action === 'memory.access_denied') return `${l.op || '?'}: ${l.reason || l.code || ''}`
   if (l.action === 'memory.quota_reject') return `needed ${l.needed} more, quota ${l.quota}, used ${l.used}, evictable ${l.evictable}`
   return ''
