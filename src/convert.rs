@@ -121,25 +121,44 @@ unsafe fn get_string(env: sys::napi_env, v: sys::napi_value) -> Result<Option<St
     Ok(String::from_utf16(&units).ok())
 }
 
-unsafe fn object_to_arg(env: sys::napi_env, v: sys::napi_value, depth: u32) -> Result<Arg, MemoryError> {
+/// A typed array's contents, as far as memory cares.
+enum TypedArray<'a> {
+    /// A `Uint8Array`'s bytes, borrowed from JS: copy them before calling into JS again.
+    Uint8(&'a [u8]),
+    /// Any other kind (`Uint16Array`, `Float64Array`, …): never a value.
+    OtherKind,
+}
+
+/// `v` as a typed array, or `None` if it is not one.
+unsafe fn typed_array<'a>(env: sys::napi_env, v: sys::napi_value) -> Result<Option<TypedArray<'a>>, MemoryError> {
     let mut is = false;
     check!(sys::napi_is_typedarray(env, v, &mut is), "is_typedarray");
-    if is {
-        let mut kind = 0;
-        let mut length = 0usize;
-        let mut data: *mut std::ffi::c_void = ptr::null_mut();
-        let mut buffer = ptr::null_mut();
-        let mut offset = 0usize;
-        check!(sys::napi_get_typedarray_info(env, v, &mut kind, &mut length, &mut data, &mut buffer, &mut offset), "typedarray");
-        if kind != sys::TypedarrayType::uint8_array {
-            return Ok(Arg::Other("a typed array other than Uint8Array"));
-        }
-        if length > rotifer_memory_core::model::MAX_VALUE_BYTES {
-            return Ok(Arg::OversizedBytes(length)); // rejected by the core; never worth a copy
-        }
-        let bytes = if length == 0 || data.is_null() { Vec::new() } else { std::slice::from_raw_parts(data as *const u8, length).to_vec() };
-        return Ok(Arg::Bytes(bytes));
+    if !is {
+        return Ok(None);
     }
+    let mut kind = 0;
+    let mut length = 0usize;
+    let mut data: *mut std::ffi::c_void = ptr::null_mut();
+    let mut buffer = ptr::null_mut();
+    let mut offset = 0usize;
+    check!(sys::napi_get_typedarray_info(env, v, &mut kind, &mut length, &mut data, &mut buffer, &mut offset), "typedarray");
+    if kind != sys::TypedarrayType::uint8_array {
+        return Ok(Some(TypedArray::OtherKind));
+    }
+    Ok(Some(TypedArray::Uint8(if length == 0 || data.is_null() { &[] } else { std::slice::from_raw_parts(data as *const u8, length) })))
+}
+
+unsafe fn object_to_arg(env: sys::napi_env, v: sys::napi_value, depth: u32) -> Result<Arg, MemoryError> {
+    if let Some(array) = typed_array(env, v)? {
+        let TypedArray::Uint8(bytes) = array else {
+            return Ok(Arg::Other("a typed array other than Uint8Array"));
+        };
+        if bytes.len() > rotifer_memory_core::model::MAX_VALUE_BYTES {
+            return Ok(Arg::OversizedBytes(bytes.len())); // rejected by the core; never worth a copy
+        }
+        return Ok(Arg::Bytes(bytes.to_vec()));
+    }
+    let mut is = false;
     check!(sys::napi_is_array(env, v, &mut is), "is_array");
     if is {
         return Ok(Arg::Other("an array"));
@@ -185,24 +204,8 @@ impl JsAny {
     /// The bytes of a `Uint8Array` of any length (a bundle, not a value), or a string's
     /// UTF-8; for anything else the `Arg`, for the core to name in its message.
     pub fn to_bulk_bytes(&self) -> Result<Result<Vec<u8>, Arg>, MemoryError> {
-        unsafe {
-            let mut is = false;
-            check!(sys::napi_is_typedarray(self.env, self.value, &mut is), "is_typedarray");
-            if is {
-                let mut kind = 0;
-                let mut length = 0usize;
-                let mut data: *mut std::ffi::c_void = ptr::null_mut();
-                let mut buffer = ptr::null_mut();
-                let mut offset = 0usize;
-                check!(
-                    sys::napi_get_typedarray_info(self.env, self.value, &mut kind, &mut length, &mut data, &mut buffer, &mut offset),
-                    "typedarray"
-                );
-                if kind == sys::TypedarrayType::uint8_array {
-                    let bytes = if length == 0 || data.is_null() { Vec::new() } else { std::slice::from_raw_parts(data as *const u8, length).to_vec() };
-                    return Ok(Ok(bytes));
-                }
-            }
+        if let Some(TypedArray::Uint8(bytes)) = unsafe { typed_array(self.env, self.value)? } {
+            return Ok(Ok(bytes.to_vec()));
         }
         Ok(match self.to_arg()? {
             Arg::Str(s) => Ok(s.into_bytes()),
