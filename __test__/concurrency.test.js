@@ -9,9 +9,8 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const { spawn } = require('node:child_process')
 const Database = require('better-sqlite3')
-const { memory, tempRoot, auditLines } = require('./helpers')
+const { memory, tempRoot, auditLines, runNode } = require('./helpers')
 
 const PROCESSES = Number(process.env.CONCURRENCY_PROCESSES || 5)
 const CALLS = Number(process.env.CONCURRENCY_CALLS || 1500)
@@ -21,15 +20,7 @@ const AGENT = 'shared-agent'
 const QUOTA = 24 * 1024
 
 function run(root, id, startMs) {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [WORKER, root, AGENT, String(id), String(SEED + id), String(CALLS), String(startMs)], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    p.stdout.on('data', (d) => (out += d))
-    p.stderr.on('data', (d) => (err += d))
-    p.on('error', reject)
-    p.on('exit', (code, signal) => resolve({ code, signal, out, err }))
-  })
+  return runNode(WORKER, [root, AGENT, id, SEED + id, CALLS, startMs])
 }
 
 test(`${PROCESSES} processes × ${CALLS} mixed calls on one agent under a ${QUOTA}-byte quota (seed ${SEED})`, async (t) => {

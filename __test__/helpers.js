@@ -5,6 +5,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { createHash } = require('node:crypto')
+const { spawn } = require('node:child_process')
 const memory = require('../index.js')
 
 const enc = (s) => new TextEncoder().encode(s)
@@ -77,4 +78,17 @@ function snapshot(dir) {
   return out
 }
 
-module.exports = { memory, enc, dec, geneId, tempRoot, clock, open, auditLines, telemetryLines, throwsCode, snapshot }
+/** Runs `node script ...args` to its end: `{ code, signal, out, err }` (stdout and stderr). */
+function runNode(script, args, env = process.env) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [script, ...args.map(String)], { stdio: ['ignore', 'pipe', 'pipe'], env })
+    let out = ''
+    let err = ''
+    p.stdout.on('data', (d) => (out += d))
+    p.stderr.on('data', (d) => (err += d))
+    p.on('error', reject)
+    p.on('exit', (code, signal) => resolve({ code, signal, out, err }))
+  })
+}
+
+module.exports = { runNode, memory, enc, dec, geneId, tempRoot, clock, open, auditLines, telemetryLines, throwsCode, snapshot }

@@ -7,23 +7,14 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const { spawn } = require('node:child_process')
-const { tempRoot } = require('./helpers')
+const { tempRoot, runNode } = require('./helpers')
 
 const PROCESSES = Number(process.env.TEST_MEMORY_PROCESSES || 6)
 const ROUNDS = Number(process.env.TEST_MEMORY_ROUNDS || 300)
 const WORKER = path.join(__dirname, 'workers', 'churn-worker.js')
 
 function run(tmp) {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [WORKER, String(ROUNDS)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TMPDIR: tmp } })
-    let out = ''
-    let err = ''
-    p.stdout.on('data', (d) => (out += d))
-    p.stderr.on('data', (d) => (err += d))
-    p.on('error', reject)
-    p.on('exit', (code, signal) => resolve({ code, signal, out, err }))
-  })
+  return runNode(WORKER, [ROUNDS], { ...process.env, TMPDIR: tmp })
 }
 
 test(`R-HOST-4 ${PROCESSES} processes × ${ROUNDS} test memories created and disposed at once: no failure, nothing left`, async (t) => {
