@@ -321,6 +321,29 @@ describe('rotifer agent memory log: summary lines', () => {
     assert.doesNotMatch(text.stdout, /undefined/)
     assert.match(text.stdout, new RegExp(`${summary.count} more quota rejections since ${summary.since.replace(/\./g, '\\.')}`))
   })
+
+  test('--key-prefix keeps the refusals that may concern the prefix: a cut key, a summary (R-AUD-1)', (t) => {
+    const root = makeProject(t)
+    addGene(root, 'probe', { 'index.js': PROBE })
+    const agent = createAgent(root, 'tight', ['probe'], '--memory-quota=1KB')
+    const long = 'user/' + 'x'.repeat(100)
+    const script = `const m = require(${JSON.stringify(path.join(__dirname, '..', 'index.js'))})
+      const g = new m.GeneMemoryAccess({ agentId: ${JSON.stringify(agent.id)}, geneId: 'v2:' + 'a'.repeat(64), root: ${JSON.stringify(root)} })
+      for (let i = 0; i < 15; i++) { try { g.writeMemory(${JSON.stringify(long)}, new Uint8Array(2000), 'CACHE') } catch (e) { if (e.code !== 'MEMORY_QUOTA_EXCEEDED') throw e } }
+      g.writeMemory('other/1', new Uint8Array(1), 'CACHE')`
+    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' })
+    assert.equal(child.status, 0, child.stderr)
+    const log = (prefix) => json(rotifer(root, 'agent', 'memory', 'log', 'tight', '--key-prefix', prefix, '--json'))
+    const all = json(rotifer(root, 'agent', 'memory', 'log', 'tight', '--json'))
+    const cut = all.filter((l) => typeof l.key === 'string' && l.key.endsWith('…'))
+    const summaries = all.filter((l) => l.count !== undefined)
+    assert.ok(cut.length >= 1 && summaries.length >= 1, 'the log holds cut keys and a summary')
+    // A prefix longer than what a refusal line keeps: the cut lines and the summaries.
+    assert.deepEqual(log(long.slice(0, 80)), [...cut, ...summaries].sort((a, b) => all.indexOf(a) - all.indexOf(b)))
+    // A prefix the cut key disagrees with: the summaries only (their keys are unknown).
+    assert.deepEqual(log('other/'), all.filter((l) => l.key === 'other/1' || l.count !== undefined))
+    assert.deepEqual(log('user/' + 'y'.repeat(80)), summaries)
+  })
 })
 
 describe('--key-prefix on agent memory list and delete', () => {

@@ -11,6 +11,11 @@ const { findAgent } = require('../agents')
 const { geneNamesById } = require('../project')
 const { table } = require('../format')
 
+// Refusal lines keep at most this many bytes of a key, then "…" (core/src/audit.rs
+// REFUSAL_KEY_BYTES); summary lines keep no key at all.
+const REFUSAL_KEY_BYTES = 64
+const REFUSALS = ['memory.access_denied', 'memory.quota_reject']
+
 const ACTIONS = ['create', 'update', 'delete', 'evict', 'expire', 'quota_reject', 'access_denied']
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i
 
@@ -64,6 +69,20 @@ async function readAudit(file, onLine) {
   return bad
 }
 
+/**
+ * Whether line `l` may concern a key starting with `prefix`. A refusal line's key may have been
+ * cut ("…" after up to 64 bytes): it may match when what is left and the prefix agree as far as
+ * both go. A summary line (`count`) stands for refusals whose keys were not recorded: it is kept,
+ * since some of them may match.
+ */
+function mayConcernPrefix(l, prefix) {
+  if (typeof l.key !== 'string') return REFUSALS.includes(l.action) && l.count !== undefined && l.count !== null
+  if (l.key.startsWith(prefix)) return true
+  if (!REFUSALS.includes(l.action) || !l.key.endsWith('…')) return false
+  const kept = l.key.slice(0, -1)
+  return Buffer.byteLength(kept) > REFUSAL_KEY_BYTES - 4 && prefix.startsWith(kept)
+}
+
 function actorText(actor, names) {
   if (actor === null || actor === undefined) return '-'
   if (typeof actor !== 'string') return '?'
@@ -92,12 +111,14 @@ const log = {
     'actor (a gene, shortened, with its name when it is in genes/; "deployer"; or - for expiry and',
     'eviction), key, category, size, and for denials and quota rejections what happened. Lines',
     'that are not whole audit lines are skipped, and their number is reported on stderr.',
+    '--action takes an action with or without its "memory." prefix. With --key-prefix, a refusal whose key was cut to 64 bytes is shown if it may match, and',
+    'summary lines (refusals counted without their keys) are always shown.',
   ],
   positionals: ['agent'],
   options: {
     since: { type: 'string', value: '<time>', help: 'only lines at or after this RFC 3339 time' },
-    action: { type: 'string', value: '<a>', help: `only this action: ${ACTIONS.join(', ')} (with or without "memory.")` },
-    'key-prefix': { type: 'string', value: '<p>', help: 'only lines whose key starts with these characters' },
+    action: { type: 'string', value: '<a>', help: `one of: ${ACTIONS.join(', ')}` },
+    'key-prefix': { type: 'string', value: '<p>', help: 'only lines whose key starts with <p> (and refusals that may)' },
     json: { type: 'boolean', help: 'print a JSON array of the audit lines as written' },
   },
   examples: [
@@ -116,7 +137,7 @@ const log = {
       if (l.agentId !== agent.id) return
       if (since !== null && Date.parse(l.ts) < since) return
       if (action !== null && l.action !== action) return
-      if (prefix !== undefined && !(typeof l.key === 'string' && l.key.startsWith(prefix))) return
+      if (prefix !== undefined && !mayConcernPrefix(l, prefix)) return
       lines.push(l)
     })
     if (bad > 0) io.err(`note: skipped ${bad} ${bad === 1 ? 'line' : 'lines'} of ${file} that ${bad === 1 ? 'is not an audit line' : 'are not audit lines'}`)
