@@ -234,3 +234,48 @@ describe('rotifer agent run', () => {
     assert.match(oneErrorLine(noInput), /--input is required/)
   })
 })
+
+describe('agent records someone else could have written are refused', () => {
+  // An agent record decides which genes run, with what quota: it gets the same trust checks as
+  // memory's own files (README: threat model).
+  function withAgent(t) {
+    const root = makeProject(t)
+    addGene(root, 'probe', { 'index.js': PROBE })
+    const agent = createAgent(root, 'keeper', ['probe'])
+    return { root, agent, file: path.join(root, '.rotifer', 'agents', `${agent.id}.json`) }
+  }
+  const refused = (root, pattern) => {
+    for (const args of [['agent', 'list'], ['agent', 'show', 'keeper'], ['agent', 'run', 'keeper', '--input', '{}']]) {
+      const r = rotifer(root, ...args)
+      assert.equal(r.status, 1, `${args.join(' ')}: ${r.stdout}${r.stderr}`)
+      assert.match(r.stderr, pattern, args.join(' '))
+    }
+  }
+
+  test('a record writable by group or others, or whose folder is', (t) => {
+    const { root, file } = withAgent(t)
+    fs.chmodSync(file, 0o666)
+    refused(root, /can be written by its group or by others \(mode 0666\): run chmod go-w .*\.json/)
+    fs.chmodSync(file, 0o600)
+    assert.equal(rotifer(root, 'agent', 'show', 'keeper').status, 0, 'trusted again once fixed')
+    fs.chmodSync(path.dirname(file), 0o777)
+    refused(root, /agents can be written by its group or by others \(mode 0777\)/)
+  })
+
+  test('a record owned by another user', (t) => {
+    const { root, file } = withAgent(t)
+    fs.chownSync(file, 12345, 12345)
+    refused(root, /is owned by user id 12345, not by this process's user/)
+  })
+
+  test('a record that is a symlink or has another name', (t) => {
+    const { root, file } = withAgent(t)
+    const elsewhere = path.join(root, 'record.json')
+    fs.renameSync(file, elsewhere)
+    fs.symlinkSync(elsewhere, file)
+    refused(root, /is a symlink; agent records are never followed through links/)
+    fs.rmSync(file)
+    fs.linkSync(elsewhere, file)
+    refused(root, /has 2 names \(hard links\)/)
+  })
+})

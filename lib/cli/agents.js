@@ -2,8 +2,8 @@
 // Agent records: `.rotifer/agents/<id>.json`, one per agent, holding what `rotifer agent create`
 // was told (`id`, `name`, `genome`, `composition`, `memoryQuota`, `dataPolicy`, `createdAt`).
 // `composition` is `"Seq"` (the genome in order) or a composition expression (R-RUN-4).
-// Like everything under `.rotifer/`, the folder is private (0700) and the files 0600, and they
-// are never reached through a symlink.
+// Like everything under `.rotifer/`, the folder is private (0700) and the files 0600, they are
+// never reached through a symlink, and a record another user owns or may write is refused.
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -21,7 +21,25 @@ function agentsDir(root) {
   return path.join(root, '.rotifer', 'agents')
 }
 
-/** Creates `dir` 0700 if missing; an existing one must be a real folder, not a link. */
+/**
+ * Refuses what another user owns or may write, as memory refuses its own files (README: threat
+ * model): an agent record decides which genes run and with what quota.
+ */
+function refuseUntrusted(file, st) {
+  const me = typeof process.geteuid === 'function' ? process.geteuid() : null
+  if (me !== null && st.uid !== me) {
+    throw new CliError(`${file} is owned by user id ${st.uid}, not by this process's user (id ${me}): agent records are trusted only when they are yours. If it is yours, chown it to you; if not, move it away`)
+  }
+  const mode = st.mode & 0o7777
+  if (mode & 0o022) {
+    throw new CliError(`${file} can be written by its group or by others (mode ${mode.toString(8).padStart(4, '0')}): run chmod go-w ${file}`)
+  }
+  if (st.isFile() && st.nlink > 1) {
+    throw new CliError(`${file} has ${st.nlink} names (hard links): copy it and use the copy`)
+  }
+}
+
+/** Creates `dir` 0700 if missing; an existing one must be a real folder, not a link, and ours. */
 function ensurePrivateDir(dir) {
   try {
     fs.mkdirSync(dir, { mode: 0o700 })
@@ -31,6 +49,23 @@ function ensurePrivateDir(dir) {
   const st = fs.lstatSync(dir)
   if (st.isSymbolicLink()) throw new CliError(`${dir} is a symlink; agent records are never followed through links`)
   if (!st.isDirectory()) throw new CliError(`${dir} exists and is not a folder`)
+  refuseUntrusted(dir, st)
+}
+
+/**
+ * The text of the agent record `file`, read without following a link; `null` if it is not a
+ * regular file. A record someone else could have written is refused (`refuseUntrusted`).
+ */
+function readRecordText(file) {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK)
+  try {
+    const st = fs.fstatSync(fd)
+    if (!st.isFile()) return null
+    refuseUntrusted(file, st)
+    return fs.readFileSync(fd, 'utf8')
+  } finally {
+    fs.closeSync(fd)
+  }
 }
 
 /** Checks a name given to `rotifer agent create`. */
@@ -77,22 +112,35 @@ function isRecord(r, id) {
 
 /** Every readable agent record of the project. Files that are not agent records are skipped. */
 function readAgents(root) {
+  const dir = agentsDir(root)
   let files
   try {
-    files = fs.readdirSync(agentsDir(root))
+    const st = fs.lstatSync(dir)
+    if (st.isSymbolicLink()) throw new CliError(`${dir} is a symlink; agent records are never followed through links`)
+    refuseUntrusted(dir, st)
+    files = fs.readdirSync(dir)
   } catch (e) {
     if (e.code === 'ENOENT') return []
-    throw new CliError(`cannot read ${agentsDir(root)}: ${e.message}`)
+    if (e instanceof CliError) throw e
+    throw new CliError(`cannot read ${dir}: ${e.message}`)
   }
   const agents = []
   for (const f of files.sort()) {
     if (!f.endsWith('.json') || f.startsWith('.')) continue
     const id = f.slice(0, -'.json'.length)
+    let text
     try {
-      const record = JSON.parse(fs.readFileSync(path.join(agentsDir(root), f), 'utf8'))
+      text = readRecordText(path.join(dir, f))
+    } catch (e) {
+      if (e instanceof CliError) throw e
+      if (e.code === 'ELOOP') throw new CliError(`${path.join(dir, f)} is a symlink; agent records are never followed through links: replace it with the file`)
+      continue // unreadable (a permission): not an agent this command can use
+    }
+    try {
+      const record = text === null ? null : JSON.parse(text)
       if (isRecord(record, id)) agents.push(record)
     } catch {
-      // unreadable: not an agent this command can use
+      // not JSON: not an agent record
     }
   }
   return agents
