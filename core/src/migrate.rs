@@ -83,7 +83,7 @@ pub(crate) fn v1_to_v2(conn: &Connection, path: &Path) -> Result<i64> {
     // In key order: each row lands at the end of the key-ordered table.
     tx.execute_batch(&format!("INSERT INTO entries ({COLUMNS}) SELECT {COLUMNS} FROM entries_v1 ORDER BY key;")).map_err(failed)?;
     #[cfg(test)]
-    tests::after_copy().map_err(failed)?;
+    tests::after_copy(path).map_err(failed)?;
     tx.execute_batch("DROP TABLE entries_v1;").map_err(failed)?;
     tx.execute_batch(ENTRIES_INDEXES).map_err(failed)?;
     tx.execute_batch("PRAGMA user_version = 2;").map_err(failed)?;
@@ -93,21 +93,129 @@ pub(crate) fn v1_to_v2(conn: &Connection, path: &Path) -> Result<i64> {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    //! The migration's transaction: a failure in the middle leaves version 1, and connections
+    //! that race to migrate migrate once. (What a migrated database holds and how it behaves:
+    //! `core/tests/migrate.rs`; a file made by version 1 itself: `__test__/migrate.test.js`.)
+
+    use super::*;
+    use crate::layout::Layout;
+    use crate::store::tests::TempRoot;
+    use crate::store::{AgentStore, IfMissing};
     use std::cell::Cell;
+    use std::path::PathBuf;
+    use std::sync::Mutex;
 
     thread_local! {
         static FAIL_AFTER_COPY: Cell<bool> = const { Cell::new(false) };
     }
+    /// The databases whose rows were copied, once per copy.
+    static COPIED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-    /// Makes the next migration on this thread fail after it copied the rows.
-    pub(crate) fn fail_after_copy() {
-        FAIL_AFTER_COPY.with(|f| f.set(true));
-    }
-
-    pub(super) fn after_copy() -> rusqlite::Result<()> {
+    pub(super) fn after_copy(path: &Path) -> rusqlite::Result<()> {
+        COPIED.lock().unwrap().push(path.to_path_buf());
         if FAIL_AFTER_COPY.with(|f| f.replace(false)) {
-            return Err(rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR), Some("test: the copy failed".into())));
+            return Err(rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR), Some("test: failed after the copy".into())));
         }
         Ok(())
+    }
+
+    fn copies(path: &Path) -> usize {
+        COPIED.lock().unwrap().iter().filter(|p| p.as_path() == path).count()
+    }
+
+    /// A version-1 database of agent "a" under `root`, built from `SCHEMA_V1`, with `n` entries.
+    fn v1_database(root: &Path, n: i64) -> PathBuf {
+        let layout = Layout::at(root).real().unwrap();
+        layout.ensure_dirs(true).unwrap();
+        let path = layout.db_path("a");
+        drop(crate::layout::create_private_file(&path).unwrap());
+        let conn = Connection::open(&path).unwrap();
+        conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(())).unwrap();
+        conn.execute_batch(&format!("BEGIN; {SCHEMA_V1} PRAGMA user_version = 1; COMMIT;")).unwrap();
+        conn.execute("INSERT INTO agent VALUES (1, 'a', 1000000, 0, NULL, ?1, ?2)", [n * 10, n]).unwrap();
+        for i in 0..n {
+            conn.execute(
+                &format!("INSERT INTO entries ({COLUMNS}) VALUES (?1, 'id', ?2, zeroblob(5), 10, 'g', NULL, 'g', ?3, ?3, ?4, 0, 0, 0, 0, NULL, 0, 0, NULL)"),
+                rusqlite::params![format!("k{i:03}").into_bytes(), i % 4, 1_000 + i, i + 1],
+            )
+            .unwrap();
+        }
+        conn.close().unwrap();
+        path
+    }
+
+    fn rows(path: &Path) -> (i64, Vec<SchemaObject>, Vec<(Vec<u8>, i64, i64)>) {
+        let conn = Connection::open(path).unwrap();
+        let version = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        let mut stmt = conn.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name").unwrap();
+        let schema = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).unwrap().collect::<rusqlite::Result<_>>().unwrap();
+        let mut stmt = conn.prepare("SELECT key, category, seq FROM entries ORDER BY key").unwrap();
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().collect::<rusqlite::Result<_>>().unwrap();
+        (version, schema, rows)
+    }
+
+    #[test]
+    fn a_migration_that_fails_after_the_copy_leaves_the_version_1_database() {
+        let dir = TempRoot::new();
+        let path = v1_database(&dir.0, 30);
+        let before = rows(&path);
+        assert_eq!(before.0, 1);
+        FAIL_AFTER_COPY.with(|f| f.set(true));
+        let err = AgentStore::open(&Layout::at(&dir.0), "a", IfMissing::Skip).err().expect("the migration failed");
+        assert_eq!(err.code, crate::ErrorCode::StorageError);
+        assert!(err.message.contains("could not be migrated from schema version 1 to 2") && err.message.contains("left at version 1"), "{}", err.message);
+        assert_eq!(copies(&path), 1, "it failed after copying");
+        let after = rows(&path);
+        assert_eq!(after, before, "version, schema and every entry as they were");
+        assert_eq!(after.1, v1_schema(), "exactly the version-1 schema");
+        // Opened again, it migrates.
+        let store = AgentStore::open(&Layout::at(&dir.0), "a", IfMissing::Skip).unwrap().unwrap();
+        store.close();
+        let migrated = rows(&path);
+        assert_eq!(migrated.0, 2);
+        assert_eq!(migrated.2, before.2);
+    }
+
+    #[test]
+    fn connections_racing_to_migrate_migrate_once() {
+        let dir = TempRoot::new();
+        let path = v1_database(&dir.0, 200);
+        let before = rows(&path);
+        // Each has read version 1 before any of them locks, as racing openers have.
+        let barrier = std::sync::Barrier::new(4);
+        let versions: Vec<i64> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        let conn = Connection::open(&path).unwrap();
+                        conn.busy_timeout(std::time::Duration::from_secs(30)).unwrap();
+                        assert_eq!(conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0)).unwrap(), 1);
+                        barrier.wait();
+                        v1_to_v2(&conn, &path).unwrap()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(versions, [2, 2, 2, 2], "each finds version 2 in the end");
+        assert_eq!(copies(&path), 1, "exactly one copied the rows");
+        let after = rows(&path);
+        assert_eq!(after.2, before.2, "every entry, once");
+        let store = AgentStore::open(&Layout::at(&dir.0), "a", IfMissing::Skip).unwrap().unwrap();
+        store.close();
+    }
+
+    #[test]
+    fn a_version_1_file_with_planted_sql_is_refused_and_left_as_it_is() {
+        let dir = TempRoot::new();
+        let path = v1_database(&dir.0, 3);
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TRIGGER t AFTER INSERT ON entries BEGIN DELETE FROM entries; END;").unwrap();
+        conn.close().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let err = AgentStore::open(&Layout::at(&dir.0), "a", IfMissing::Skip).err().expect("refused");
+        assert!(err.message.contains("holds a trigger \"t\""), "{}", err.message);
+        assert_eq!(copies(&path), 0);
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "byte for byte as it was");
     }
 }

@@ -856,7 +856,7 @@ pub fn unique_suffix() -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     //! The fast paths against a commit that lands between their two statements (R-RET-4).
 
     use super::*;
