@@ -80,7 +80,7 @@ CREATE INDEX entries_by_expiry ON entries (expires_at) WHERE expires_at IS NOT N
     };
 }
 
-const SCHEMA: &str = concat!(agent_table!(), entries_table!(), entries_indexes!());
+pub(crate) const SCHEMA: &str = concat!(agent_table!(), entries_table!(), entries_indexes!());
 /// The entries table of `SCHEMA`, and its indexes: what a migration builds.
 pub(crate) const ENTRIES_TABLE: &str = entries_table!();
 pub(crate) const ENTRIES_INDEXES: &str = entries_indexes!();
@@ -94,7 +94,11 @@ macro_rules! entry_columns {
 }
 pub const ENTRY_COLUMNS: &str = entry_columns!();
 
-const LOAD_SQL: &str = concat!("SELECT ", entry_columns!(), " FROM entries WHERE key = ?1");
+pub(crate) const LOAD_SQL: &str = concat!("SELECT ", entry_columns!(), " FROM entries WHERE key = ?1");
+// `IS NOT NULL` lets the partial expiry index answer it (without it, SQLite reads every row).
+pub(crate) const NEXT_EXPIRY_SQL: &str = "SELECT MIN(expires_at) FROM entries WHERE expires_at IS NOT NULL";
+pub(crate) const EXPIRED_SQL: &str = "SELECT key, category, size FROM entries WHERE expires_at <= ?1 ORDER BY expires_at, seq";
+pub(crate) const DELETE_EXPIRED_SQL: &str = "DELETE FROM entries WHERE expires_at <= ?1";
 
 /// An entry with the facts only the store needs.
 #[derive(Debug, Clone)]
@@ -523,8 +527,7 @@ fn data_version(conn: &Connection) -> Result<u32> {
 
 /// The earliest expiry in the store, if any entry can expire.
 fn next_expiry(conn: &Connection) -> Result<Option<i64>> {
-    // `IS NOT NULL` lets the partial expiry index answer it (without it, SQLite reads every row).
-    Ok(conn.prepare_cached("SELECT MIN(expires_at) FROM entries WHERE expires_at IS NOT NULL")?.query_row([], |r| r.get(0))?)
+    Ok(conn.prepare_cached(NEXT_EXPIRY_SQL)?.query_row([], |r| r.get(0))?)
 }
 
 pub fn load_entry(conn: &Connection, key: &str) -> Result<Option<StoredEntry>> {
@@ -552,7 +555,7 @@ impl Tx<'_, '_> {
         }
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT key, category, size FROM entries WHERE expires_at <= ?1 ORDER BY expires_at, seq")?;
+            .prepare_cached(EXPIRED_SQL)?;
         let expired: Vec<(Vec<u8>, i64, i64)> =
             stmt.query_map([self.now], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<rusqlite::Result<_>>()?;
         for (key, category, size) in &expired {
@@ -564,7 +567,7 @@ impl Tx<'_, '_> {
                 None,
             );
         }
-        self.conn.prepare_cached("DELETE FROM entries WHERE expires_at <= ?1")?.execute([self.now])?;
+        self.conn.prepare_cached(DELETE_EXPIRED_SQL)?.execute([self.now])?;
         let freed: i64 = expired.iter().map(|e| e.2).sum();
         self.set_used(self.agent.used.saturating_sub(freed as u64));
         Ok(())
