@@ -757,7 +757,9 @@ fn open_connection(path: &Path) -> Result<Connection> {
 /// (another schema version, planted SQL, no agent row).
 fn check_connection(conn: &Connection, path: &Path) -> Result<()> {
     harden_connection(conn).map_err(|e| storage(path, e))?;
-    configure_connection(conn).map_err(|e| storage(path, e.message))?;
+    // The file is named once: `storage` adds the path, so SQLite's own prefix goes.
+    let unprefixed = |e: MemoryError| storage(path, e.message.strip_prefix(crate::error::SQLITE_FAILED).unwrap_or(&e.message));
+    configure_connection(conn).map_err(unprefixed)?;
     let checked = (|| -> rusqlite::Result<(i64, String)> {
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
@@ -771,7 +773,7 @@ fn check_connection(conn: &Connection, path: &Path) -> Result<()> {
     if !mode.eq_ignore_ascii_case("wal") {
         conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)).map_err(|e| storage(path, e))?;
     }
-    read_agent(conn).map_err(|e| storage(path, e.message.strip_prefix(crate::error::SQLITE_FAILED).unwrap_or(&e.message)))?;
+    read_agent(conn).map_err(unprefixed)?;
     Ok(())
 }
 
