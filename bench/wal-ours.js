@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 'use strict'
-// WAL written by OUR store per writeMemory update and per create (100-byte values), in an agent
-// of `entries` entries: the counterpart of wal-pages.js for the store itself.
+// WAL written by OUR store per writeMemory update and per create, in an agent of `entries`
+// entries: the counterpart of wal-pages.js for the store itself.
 //
-//   node bench/wal-ours.js [entries] [package dir]   (default 10,000; this package)
+//   node bench/wal-ours.js [entries] [package dir] [value bytes]   (default 10,000; this package; 100)
 //
 // Passing another build's folder (e.g. a checkout of an older version) measures that build:
 // the way to compare schema versions. A second process holds a read transaction on the
@@ -19,6 +19,7 @@ const R = require('./rows')
 
 const ENTRIES = Number(process.argv[2] ?? 10_000)
 const PKG = path.resolve(process.argv[3] ?? path.join(__dirname, '..'))
+const VALUE = Number(process.argv[4] ?? 100)
 const WRITES = 200
 const FRAME = 4096 + 24
 
@@ -44,7 +45,7 @@ async function main() {
   try {
     memory.createAgentMemory({ agentId: 'bench', root, quota: '1GB' })
     const m = new memory.GeneMemoryAccess({ agentId: 'bench', geneId: 'v2:' + 'a'.repeat(64), root })
-    const value = new Uint8Array(100).fill(0x61)
+    const value = new Uint8Array(VALUE).fill(0x61)
     for (let i = 0; i < ENTRIES; i++) m.writeMemory(R.KEYS.group(i), value, 'CONTEXT')
     const db = path.join(root, '.rotifer', 'memory', 'bench.db')
     const wal = () => fs.statSync(`${db}-wal`).size
@@ -59,7 +60,7 @@ async function main() {
     // Updates of entries spread over the agent; creates of keys that land all over key order.
     const update = await per((i) => m.writeMemory(R.KEYS.group((i * 7919) % ENTRIES), value, 'CONTEXT'))
     const create = await per((i) => m.writeMemory(R.KEYS.missing((i * 7919) % ENTRIES), value, 'CONTEXT'))
-    process.stdout.write(JSON.stringify({ package: PKG, entries: ENTRIES, update, create }) + '\n')
+    process.stdout.write(JSON.stringify({ package: PKG, entries: ENTRIES, valueBytes: VALUE, update, create }) + '\n')
   } finally {
     fs.rmSync(root, { recursive: true, force: true })
   }

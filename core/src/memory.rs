@@ -904,7 +904,7 @@ mod tests {
         // A prefix reads its key range and sorts only what is in it.
         let f = Filter { category: None, key_prefix: Some("a/".into()), since: None, until: None, limit: 100 };
         let p = plan(&conn, &query_sql(&f).0);
-        assert!(p.iter().any(|l| l.contains("USING PRIMARY KEY (key>? AND key<?)")), "{p:?}");
+        assert!(p.iter().any(|l| l.contains("USING INDEX sqlite_autoindex_entries_1 (key>? AND key<?)")), "{p:?}");
     }
 
     #[test]
@@ -915,7 +915,7 @@ mod tests {
             assert!(p.iter().any(|l| l.contains(what)) && !p.iter().any(|l| l.starts_with("SCAN")), "{sql}: {p:?}");
         };
         use crate::store::{DELETE_EXPIRED_SQL, EXPIRED_SQL, LOAD_SQL, NEXT_EXPIRY_SQL};
-        uses(LOAD_SQL, "USING PRIMARY KEY (key=?)");
+        uses(LOAD_SQL, "USING INDEX sqlite_autoindex_entries_1 (key=?)");
         uses(EVICTION_SQL, "USING INDEX entries_by_category (category=?)");
         uses(NEXT_EXPIRY_SQL, "entries_by_expiry");
         uses(EXPIRED_SQL, "USING INDEX entries_by_expiry (expires_at<?)");

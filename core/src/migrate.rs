@@ -2,13 +2,13 @@
 //! is opened, in one transaction, so that a crash or an error leaves it a complete version 1.
 
 use crate::error::Result;
-use crate::store::{refuse_foreign_schema, schema_of, storage, SchemaObject, ENTRIES_INDEXES, ENTRIES_TABLE};
+use crate::store::{refuse_foreign_schema, schema_of, storage, SchemaObject, ENTRIES_INDEXES};
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 use std::path::Path;
 use std::sync::OnceLock;
 
-/// The schema that version 1 of this package created, as it created it (a rowid table with a
-/// separate key index, and three full indexes). Frozen: a version-1 file must match it exactly
+/// The schema that version 1 of this package created, as it created it (the same tables as
+/// version 2; two recency indexes, and an expiry index of every entry). Frozen: a version-1 file must match it exactly
 /// before it is migrated, as a version-2 file must match `SCHEMA`.
 pub const SCHEMA_V1: &str = "
 CREATE TABLE agent (
@@ -46,10 +46,6 @@ CREATE INDEX entries_by_category ON entries (category, updated_at, seq);
 CREATE INDEX entries_by_expiry ON entries (expires_at);
 ";
 
-/// The columns of the entries table, the same in versions 1 and 2.
-const COLUMNS: &str = "key, entry_id, category, value, size, created_by, creator_domain, last_accessed_by, created_at, \
-     updated_at, seq, read_scope, write_scope, share_policy, ret_set, ret_days, ret_auto_delete, ret_anonymization, expires_at";
-
 fn v1_schema() -> &'static [SchemaObject] {
     static V1: OnceLock<Vec<SchemaObject>> = OnceLock::new();
     V1.get_or_init(|| schema_of(SCHEMA_V1))
@@ -57,10 +53,10 @@ fn v1_schema() -> &'static [SchemaObject] {
 
 /// Migrates the version-1 database on `conn` to version 2: under `BEGIN IMMEDIATE`, so another
 /// process or thread opening it at the same time waits, then finds version 2 and does nothing.
-/// The agent row is kept as it is (byte total, sequence); every entry row is copied unchanged.
-/// A version-1 file whose schema is not exactly `SCHEMA_V1` is refused, untouched. On any
-/// error the transaction rolls back and the file is the version-1 database it was.
-/// Answers the schema version the database has now.
+/// The tables and their rows stay as they are (agent row, byte total, sequence, every entry);
+/// the indexes are rebuilt as `SCHEMA` has them. A version-1 file whose schema is not exactly
+/// `SCHEMA_V1` is refused, untouched. On any error the transaction rolls back and the file is
+/// the version-1 database it was. Answers the schema version the database has now.
 pub(crate) fn v1_to_v2(conn: &Connection, path: &Path) -> Result<i64> {
     let failed = |e: rusqlite::Error| {
         storage(path, format!("could not be migrated from schema version 1 to 2 ({e}); it was left at version 1, as it was"))
@@ -72,19 +68,11 @@ pub(crate) fn v1_to_v2(conn: &Connection, path: &Path) -> Result<i64> {
         return Ok(version); // migrated by another connection first (or changed): the caller checks it
     }
     refuse_foreign_schema(&tx, path, v1_schema())?;
-    // The old table is renamed, not the new one: the new table's SQL in `sqlite_master` is then
-    // exactly `ENTRIES_TABLE`, which the schema check compares with.
-    tx.execute_batch(
-        "DROP INDEX entries_by_recency; DROP INDEX entries_by_category; DROP INDEX entries_by_expiry;
-         ALTER TABLE entries RENAME TO entries_v1;",
-    )
-    .map_err(failed)?;
-    tx.execute_batch(ENTRIES_TABLE).map_err(failed)?;
-    // In key order: each row lands at the end of the key-ordered table.
-    tx.execute_batch(&format!("INSERT INTO entries ({COLUMNS}) SELECT {COLUMNS} FROM entries_v1 ORDER BY key;")).map_err(failed)?;
+    // All three go, and `SCHEMA`'s indexes are built from its own text: the result is exactly
+    // what a new database has, which the schema check then compares with.
+    tx.execute_batch("DROP INDEX entries_by_recency; DROP INDEX entries_by_category; DROP INDEX entries_by_expiry;").map_err(failed)?;
     #[cfg(test)]
-    tests::after_copy(path).map_err(failed)?;
-    tx.execute_batch("DROP TABLE entries_v1;").map_err(failed)?;
+    tests::midway(path).map_err(failed)?;
     tx.execute_batch(ENTRIES_INDEXES).map_err(failed)?;
     tx.execute_batch("PRAGMA user_version = 2;").map_err(failed)?;
     tx.commit().map_err(failed)?;
@@ -106,21 +94,22 @@ pub(crate) mod tests {
     use std::sync::Mutex;
 
     thread_local! {
-        static FAIL_AFTER_COPY: Cell<bool> = const { Cell::new(false) };
+        static FAIL_MIDWAY: Cell<bool> = const { Cell::new(false) };
     }
-    /// The databases whose rows were copied, once per copy.
-    static COPIED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    /// The databases whose migration got past dropping the old indexes, once per migration.
+    static MIGRATING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-    pub(super) fn after_copy(path: &Path) -> rusqlite::Result<()> {
-        COPIED.lock().unwrap().push(path.to_path_buf());
-        if FAIL_AFTER_COPY.with(|f| f.replace(false)) {
-            return Err(rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR), Some("test: failed after the copy".into())));
+    /// Runs in the middle of a migration: the old indexes are gone, the new ones not built.
+    pub(super) fn midway(path: &Path) -> rusqlite::Result<()> {
+        MIGRATING.lock().unwrap().push(path.to_path_buf());
+        if FAIL_MIDWAY.with(|f| f.replace(false)) {
+            return Err(rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR), Some("test: failed midway".into())));
         }
         Ok(())
     }
 
-    fn copies(path: &Path) -> usize {
-        COPIED.lock().unwrap().iter().filter(|p| p.as_path() == path).count()
+    fn migrations(path: &Path) -> usize {
+        MIGRATING.lock().unwrap().iter().filter(|p| p.as_path() == path).count()
     }
 
     /// A version-1 database of agent "a" under `root`, built from `SCHEMA_V1`, with `n` entries.
@@ -135,7 +124,9 @@ pub(crate) mod tests {
         conn.execute("INSERT INTO agent VALUES (1, 'a', 1000000, 0, NULL, ?1, ?2)", [n * 10, n]).unwrap();
         for i in 0..n {
             conn.execute(
-                &format!("INSERT INTO entries ({COLUMNS}) VALUES (?1, 'id', ?2, zeroblob(5), 10, 'g', NULL, 'g', ?3, ?3, ?4, 0, 0, 0, 0, NULL, 0, 0, NULL)"),
+                "INSERT INTO entries (key, entry_id, category, value, size, created_by, creator_domain, last_accessed_by, created_at, \
+                 updated_at, seq, read_scope, write_scope, share_policy, ret_set, ret_days, ret_auto_delete, ret_anonymization, expires_at) \
+                 VALUES (?1, 'id', ?2, zeroblob(5), 10, 'g', NULL, 'g', ?3, ?3, ?4, 0, 0, 0, 0, NULL, 0, 0, NULL)",
                 rusqlite::params![format!("k{i:03}").into_bytes(), i % 4, 1_000 + i, i + 1],
             )
             .unwrap();
@@ -155,16 +146,16 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_migration_that_fails_after_the_copy_leaves_the_version_1_database() {
+    fn a_migration_that_fails_midway_leaves_the_version_1_database() {
         let dir = TempRoot::new();
         let path = v1_database(&dir.0, 30);
         let before = rows(&path);
         assert_eq!(before.0, 1);
-        FAIL_AFTER_COPY.with(|f| f.set(true));
+        FAIL_MIDWAY.with(|f| f.set(true));
         let err = AgentStore::open(&Layout::at(&dir.0), "a", IfMissing::Skip).err().expect("the migration failed");
         assert_eq!(err.code, crate::ErrorCode::StorageError);
         assert!(err.message.contains("could not be migrated from schema version 1 to 2") && err.message.contains("left at version 1"), "{}", err.message);
-        assert_eq!(copies(&path), 1, "it failed after copying");
+        assert_eq!(migrations(&path), 1, "it failed after dropping the old indexes");
         let after = rows(&path);
         assert_eq!(after, before, "version, schema and every entry as they were");
         assert_eq!(after.1, v1_schema(), "exactly the version-1 schema");
@@ -198,7 +189,7 @@ pub(crate) mod tests {
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
         assert_eq!(versions, [2, 2, 2, 2], "each finds version 2 in the end");
-        assert_eq!(copies(&path), 1, "exactly one copied the rows");
+        assert_eq!(migrations(&path), 1, "exactly one migrated");
         let after = rows(&path);
         assert_eq!(after.2, before.2, "every entry, once");
         let store = AgentStore::open(&Layout::at(&dir.0), "a", IfMissing::Skip).unwrap().unwrap();
@@ -215,7 +206,7 @@ pub(crate) mod tests {
         let bytes = std::fs::read(&path).unwrap();
         let err = AgentStore::open(&Layout::at(&dir.0), "a", IfMissing::Skip).err().expect("refused");
         assert!(err.message.contains("holds a trigger \"t\""), "{}", err.message);
-        assert_eq!(copies(&path), 0);
+        assert_eq!(migrations(&path), 0);
         assert_eq!(std::fs::read(&path).unwrap(), bytes, "byte for byte as it was");
     }
 }
