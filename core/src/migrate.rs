@@ -7,9 +7,9 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 use std::path::Path;
 use std::sync::OnceLock;
 
-/// The schema that version 1 of this package created, as it created it (the same tables as
-/// version 2; two recency indexes, and an expiry index of every entry). Frozen: a version-1 file must match it exactly
-/// before it is migrated, as a version-2 file must match `SCHEMA`.
+/// The schema that version 1 of this package created, as it created it: the tables of version
+/// 2, two recency indexes, and an expiry index of every entry. Frozen: a version-1 file must
+/// match it exactly before it is migrated, as a version-2 file must match `SCHEMA`.
 pub const SCHEMA_V1: &str = "
 CREATE TABLE agent (
   id INTEGER PRIMARY KEY CHECK (id = 1),

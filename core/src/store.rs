@@ -25,9 +25,24 @@ use std::time::Duration;
 pub const SCHEMA_VERSION: i64 = 2;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
-macro_rules! agent_table {
+macro_rules! entries_indexes {
     () => {
         "
+CREATE INDEX entries_by_category ON entries (category, updated_at, seq);
+CREATE INDEX entries_by_expiry ON entries (expires_at) WHERE expires_at IS NOT NULL;
+"
+    };
+}
+
+// The tables of version 1: entries in a rowid table with its key index. A `WITHOUT ROWID` table
+// keyed by `key` would save the key index, but it keeps whole rows in its B-tree cells, so every
+// key comparison of a lookup reads a row that spills to overflow pages whole (rows over ~1 KB: a
+// read of a 2 KB value cost twice as long, of a 100 KB value 3.5 times). Recency order over all
+// categories is served by merging the per-category runs of `entries_by_category` (see
+// `memory::run_query`), so an update touches one recency index, not two; entries that never
+// expire are not in the expiry index at all.
+pub(crate) const SCHEMA: &str = concat!(
+    "
 CREATE TABLE agent (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   agent_id TEXT NOT NULL,
@@ -36,20 +51,7 @@ CREATE TABLE agent (
   max_retention_days INTEGER,
   used_bytes INTEGER NOT NULL,
   last_seq INTEGER NOT NULL
-);"
-    };
-}
-
-// A rowid table with its key index, as in version 1: a `WITHOUT ROWID` table keyed by `key`
-// would save the key index, but it keeps whole rows in its B-tree cells, so every key
-// comparison of a lookup reads a row that spills to overflow pages whole (rows over ~1 KB: a
-// read of a 2 KB value cost twice as long, of a 100 KB value 3.5 times). Recency order over
-// all categories is served by merging the per-category runs of `entries_by_category` (see
-// `memory::run_query`), so an update touches one recency index, not two; entries that never
-// expire are not in the expiry index at all.
-macro_rules! entries_table {
-    () => {
-        "
+);
 CREATE TABLE entries (
   key BLOB NOT NULL UNIQUE,          -- UTF-8 bytes: BLOB order is byte order, for prefix ranges
   entry_id TEXT NOT NULL,
@@ -70,20 +72,10 @@ CREATE TABLE entries (
   ret_auto_delete INTEGER NOT NULL,
   ret_anonymization INTEGER NOT NULL,
   expires_at INTEGER                 -- derived: when R-RET-1/2 makes it expire; NULL never
-);"
-    };
-}
+);",
+    entries_indexes!()
+);
 
-macro_rules! entries_indexes {
-    () => {
-        "
-CREATE INDEX entries_by_category ON entries (category, updated_at, seq);
-CREATE INDEX entries_by_expiry ON entries (expires_at) WHERE expires_at IS NOT NULL;
-"
-    };
-}
-
-pub(crate) const SCHEMA: &str = concat!(agent_table!(), entries_table!(), entries_indexes!());
 /// The indexes of the entries table: what a migration from version 1 builds.
 pub(crate) const ENTRIES_INDEXES: &str = entries_indexes!();
 
