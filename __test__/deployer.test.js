@@ -54,7 +54,7 @@ test('R-MIG export and import round trip through the JS API; the bundle may be a
 })
 
 test('R-MIG bad arguments are MEMORY_INVALID_INPUT naming the argument; refused imports change nothing', (t) => {
-  const { root } = seeded(t)
+  const { root, c } = seeded(t)
   const bad = [
     [() => memory.importAgentMemory({ agentId: 'src', root, bundle: 42 }), /bundle must be the bundle's bytes/],
     [() => memory.importAgentMemory({ agentId: 'src', root }), /bundle must be .* not undefined/],
@@ -75,7 +75,7 @@ test('R-MIG bad arguments are MEMORY_INVALID_INPUT naming the argument; refused 
   const missing = () => memory.exportAgentMemory({ agentId: 'never', root })
   assert.throws(missing, (e) => e.code === 'MEMORY_NOT_FOUND' && /nothing to export/.test(e.message))
   assert.equal(fs.existsSync(path.join(root, '.rotifer', 'memory', 'never.db')), false)
-  assert.deepEqual(memory.listAgentMemory({ agentId: 'src', root }).map((l) => l.key), ['cache/b', 'pref/a'])
+  assert.deepEqual(memory.listAgentMemory({ agentId: 'src', root, now: c.now }).map((l) => l.key), ['cache/b', 'pref/a'])
 })
 
 test('R-HOST-1 inspectAgentMemory: the figures the database enforces; reads only, never creates', (t) => {

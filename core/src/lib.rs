@@ -16,6 +16,7 @@ pub mod inspect;
 pub mod integrity;
 pub mod layout;
 pub mod memory;
+pub mod migrate;
 pub mod model;
 pub mod quota;
 pub mod store;

@@ -396,9 +396,11 @@ fn make_room(tx: &mut Tx<'_, '_>, gene: &Gene, request: &WriteRequest, old_size:
 /// Walks the evictable entries but `key` in eviction order (R-QUO-3: CACHE, then PATTERN, then
 /// CONTEXT, oldest first, ties by write sequence) until `need` bytes; answers the bytes they
 /// hold (all of them, if fewer). `victims`, if given, receives the entries walked.
+const EVICTION_SQL: &str = "SELECT key, size FROM entries WHERE category = ?1 AND key != ?2 ORDER BY updated_at, seq";
+
 fn evictable(conn: &Connection, key: &str, need: u64, mut victims: Option<&mut Vec<(String, Category, u64)>>) -> Result<u64> {
     let mut freed = 0u64;
-    let mut stmt = conn.prepare_cached("SELECT key, size FROM entries WHERE category = ?1 AND key != ?2 ORDER BY updated_at, seq")?;
+    let mut stmt = conn.prepare_cached(EVICTION_SQL)?;
     for category in Category::EVICTABLE {
         let mut rows = stmt.query(rusqlite::params![category as i64, key.as_bytes()])?;
         while let Some(row) = rows.next()? {
@@ -461,31 +463,47 @@ fn build_entry(
     }
 }
 
-fn run_query(conn: &Connection, f: &Filter, gene: &Gene) -> Result<Vec<Entry>> {
-    let mut sql = format!("SELECT {ENTRY_COLUMNS} FROM entries WHERE 1");
+/// The statement of a query and its arguments: the matching rows, most recently updated first.
+fn query_sql(f: &Filter) -> (String, Vec<rusqlite::types::Value>) {
+    let mut where_ = String::new();
     let mut args: Vec<rusqlite::types::Value> = Vec::new();
     if let Some(c) = f.category {
         args.push((c as i64).into());
-        sql += &format!(" AND category = ?{}", args.len());
+        where_ += &format!(" AND category = ?{}", args.len());
     }
     if let Some(prefix) = &f.key_prefix {
         // A plain byte prefix (R-API-3: no wildcards): key >= prefix AND key < successor.
         args.push(prefix.as_bytes().to_vec().into());
-        sql += &format!(" AND key >= ?{}", args.len());
+        where_ += &format!(" AND key >= ?{}", args.len());
         if let Some(end) = prefix_successor(prefix.as_bytes()) {
             args.push(end.into());
-            sql += &format!(" AND key < ?{}", args.len());
+            where_ += &format!(" AND key < ?{}", args.len());
         }
     }
     if let Some(since) = f.since {
         args.push(since.into());
-        sql += &format!(" AND updated_at >= ?{}", args.len());
+        where_ += &format!(" AND updated_at >= ?{}", args.len());
     }
     if let Some(until) = f.until {
         args.push(until.into());
-        sql += &format!(" AND updated_at < ?{}", args.len());
+        where_ += &format!(" AND updated_at < ?{}", args.len());
     }
-    sql += " ORDER BY updated_at DESC, seq DESC";
+    let sql = if f.category.is_none() && f.key_prefix.is_none() {
+        // Recency order over every category without a recency index of its own (one index
+        // fewer to rewrite per write): SQLite merges the per-category runs of
+        // `entries_by_category`, each already in order, and stops when we stop reading.
+        let per_category: Vec<String> =
+            Category::ALL.iter().map(|c| format!("SELECT {ENTRY_COLUMNS} FROM entries WHERE category = {}{where_}", *c as i64)).collect();
+        format!("{} ORDER BY updated_at DESC, seq DESC", per_category.join(" UNION ALL "))
+    } else {
+        // A category is one run of `entries_by_category`; a prefix is a key range, sorted.
+        format!("SELECT {ENTRY_COLUMNS} FROM entries WHERE 1{where_} ORDER BY updated_at DESC, seq DESC")
+    };
+    (sql, args)
+}
+
+fn run_query(conn: &Connection, f: &Filter, gene: &Gene) -> Result<Vec<Entry>> {
+    let (sql, args) = query_sql(f);
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut rows = stmt.query(rusqlite::params_from_iter(args))?;
     let mut out = Vec::new();
@@ -847,5 +865,60 @@ impl<'a> AgentOptions<'a> {
     /// A field other than `agentId` and `root`, if given and not `undefined`.
     pub fn get(&self, name: &str) -> Option<&'a Arg> {
         self.fields.iter().find(|(n, _)| *n == name).map(|f| f.1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Query plans of schema version 2 (R-API-3, R-QUO-3, R-RET-4): with one recency index per
+    //! category instead of one more over all of them, no call reads and sorts the whole table.
+
+    use super::*;
+
+    /// SQLite's plan for `sql`, one line per step.
+    fn plan(conn: &Connection, sql: &str) -> Vec<String> {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let rows = stmt.query_map(rusqlite::params_from_iter(std::iter::repeat_n(rusqlite::types::Value::Null, stmt.parameter_count())), |r| r.get::<_, String>(3));
+        rows.unwrap().collect::<rusqlite::Result<_>>().unwrap()
+    }
+
+    fn schema() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(crate::store::SCHEMA).unwrap();
+        conn
+    }
+
+    #[test]
+    fn recency_over_all_categories_merges_the_category_index_without_a_sort() {
+        let conn = schema();
+        for (since, until) in [(None, None), (Some(1), None), (Some(1), Some(2))] {
+            let f = Filter { category: None, key_prefix: None, since, until, limit: 100 };
+            let p = plan(&conn, &query_sql(&f).0);
+            assert!(p.iter().any(|l| l.contains("MERGE")), "{p:?}");
+            assert_eq!(p.iter().filter(|l| l.contains("USING INDEX entries_by_category (category=?")).count(), Category::ALL.len(), "{p:?}");
+            assert!(!p.iter().any(|l| l.contains("TEMP B-TREE") || l.starts_with("SCAN")), "no sort, no scan: {p:?}");
+        }
+        let f = Filter { category: Some(Category::Cache), key_prefix: None, since: None, until: None, limit: 100 };
+        let p = plan(&conn, &query_sql(&f).0);
+        assert!(p.iter().any(|l| l.contains("entries_by_category")) && !p.iter().any(|l| l.contains("TEMP B-TREE")), "{p:?}");
+        // A prefix reads its key range and sorts only what is in it.
+        let f = Filter { category: None, key_prefix: Some("a/".into()), since: None, until: None, limit: 100 };
+        let p = plan(&conn, &query_sql(&f).0);
+        assert!(p.iter().any(|l| l.contains("USING INDEX sqlite_autoindex_entries_1 (key>? AND key<?)")), "{p:?}");
+    }
+
+    #[test]
+    fn keyed_calls_eviction_and_expiry_use_their_index() {
+        let conn = schema();
+        let uses = |sql: &str, what: &str| {
+            let p = plan(&conn, sql);
+            assert!(p.iter().any(|l| l.contains(what)) && !p.iter().any(|l| l.starts_with("SCAN")), "{sql}: {p:?}");
+        };
+        use crate::store::{DELETE_EXPIRED_SQL, EXPIRED_SQL, LOAD_SQL, NEXT_EXPIRY_SQL};
+        uses(LOAD_SQL, "USING INDEX sqlite_autoindex_entries_1 (key=?)");
+        uses(EVICTION_SQL, "USING INDEX entries_by_category (category=?)");
+        uses(NEXT_EXPIRY_SQL, "entries_by_expiry");
+        uses(EXPIRED_SQL, "USING INDEX entries_by_expiry (expires_at<?)");
+        uses(DELETE_EXPIRED_SQL, "USING INDEX entries_by_expiry (expires_at<?)");
     }
 }

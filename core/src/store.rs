@@ -21,10 +21,28 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
-pub const SCHEMA_VERSION: i64 = 1;
+/// The schema version this package creates and reads; version 1 is migrated on open (`migrate`).
+pub const SCHEMA_VERSION: i64 = 2;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
-const SCHEMA: &str = "
+macro_rules! entries_indexes {
+    () => {
+        "
+CREATE INDEX entries_by_category ON entries (category, updated_at, seq);
+CREATE INDEX entries_by_expiry ON entries (expires_at) WHERE expires_at IS NOT NULL;
+"
+    };
+}
+
+// The tables of version 1: entries in a rowid table with its key index. A `WITHOUT ROWID` table
+// keyed by `key` would save the key index, but it keeps whole rows in its B-tree cells, so every
+// key comparison of a lookup reads a row that spills to overflow pages whole (rows over ~1 KB: a
+// read of a 2 KB value cost twice as long, of a 100 KB value 3.5 times). Recency order over all
+// categories is served by merging the per-category runs of `entries_by_category` (see
+// `memory::run_query`), so an update touches one recency index, not two; entries that never
+// expire are not in the expiry index at all.
+pub(crate) const SCHEMA: &str = concat!(
+    "
 CREATE TABLE agent (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   agent_id TEXT NOT NULL,
@@ -54,11 +72,12 @@ CREATE TABLE entries (
   ret_auto_delete INTEGER NOT NULL,
   ret_anonymization INTEGER NOT NULL,
   expires_at INTEGER                 -- derived: when R-RET-1/2 makes it expire; NULL never
+);",
+    entries_indexes!()
 );
-CREATE INDEX entries_by_recency ON entries (updated_at, seq);
-CREATE INDEX entries_by_category ON entries (category, updated_at, seq);
-CREATE INDEX entries_by_expiry ON entries (expires_at);
-";
+
+/// The indexes of the entries table: what a migration from version 1 builds.
+pub(crate) const ENTRIES_INDEXES: &str = entries_indexes!();
 
 /// The columns `StoredEntry::from_row` reads, in its order.
 macro_rules! entry_columns {
@@ -69,7 +88,11 @@ macro_rules! entry_columns {
 }
 pub const ENTRY_COLUMNS: &str = entry_columns!();
 
-const LOAD_SQL: &str = concat!("SELECT ", entry_columns!(), " FROM entries WHERE key = ?1");
+pub(crate) const LOAD_SQL: &str = concat!("SELECT ", entry_columns!(), " FROM entries WHERE key = ?1");
+// `IS NOT NULL` lets the partial expiry index answer it (without it, SQLite reads every row).
+pub(crate) const NEXT_EXPIRY_SQL: &str = "SELECT MIN(expires_at) FROM entries WHERE expires_at IS NOT NULL";
+pub(crate) const EXPIRED_SQL: &str = "SELECT key, category, size FROM entries WHERE expires_at <= ?1 ORDER BY expires_at, seq";
+pub(crate) const DELETE_EXPIRED_SQL: &str = "DELETE FROM entries WHERE expires_at <= ?1";
 
 /// An entry with the facts only the store needs.
 #[derive(Debug, Clone)]
@@ -498,7 +521,7 @@ fn data_version(conn: &Connection) -> Result<u32> {
 
 /// The earliest expiry in the store, if any entry can expire.
 fn next_expiry(conn: &Connection) -> Result<Option<i64>> {
-    Ok(conn.prepare_cached("SELECT MIN(expires_at) FROM entries")?.query_row([], |r| r.get(0))?)
+    Ok(conn.prepare_cached(NEXT_EXPIRY_SQL)?.query_row([], |r| r.get(0))?)
 }
 
 pub fn load_entry(conn: &Connection, key: &str) -> Result<Option<StoredEntry>> {
@@ -526,7 +549,7 @@ impl Tx<'_, '_> {
         }
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT key, category, size FROM entries WHERE expires_at <= ?1 ORDER BY expires_at, seq")?;
+            .prepare_cached(EXPIRED_SQL)?;
         let expired: Vec<(Vec<u8>, i64, i64)> =
             stmt.query_map([self.now], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<rusqlite::Result<_>>()?;
         for (key, category, size) in &expired {
@@ -538,7 +561,7 @@ impl Tx<'_, '_> {
                 None,
             );
         }
-        self.conn.prepare_cached("DELETE FROM entries WHERE expires_at <= ?1")?.execute([self.now])?;
+        self.conn.prepare_cached(DELETE_EXPIRED_SQL)?.execute([self.now])?;
         let freed: i64 = expired.iter().map(|e| e.2).sum();
         self.set_used(self.agent.used.saturating_sub(freed as u64));
         Ok(())
@@ -565,20 +588,13 @@ impl Tx<'_, '_> {
         let en = &e.entry;
         let r = en.retention_policy;
         let expires = expires_at(en.updated_at, r.as_ref(), &self.agent.policy);
-        let sql = if exists && expires.is_some() {
+        // An entry that does not expire, before and after, costs the expiry index nothing:
+        // it is partial (`expires_at IS NOT NULL`), so NULL to NULL touches no index page.
+        let sql = if exists {
             "UPDATE entries SET entry_id = ?2, category = ?3, value = ?4, size = ?5, created_by = ?6, creator_domain = ?7, \
              last_accessed_by = ?8, created_at = ?9, updated_at = ?10, seq = ?11, read_scope = ?12, write_scope = ?13, \
              share_policy = ?14, ret_set = ?15, ret_days = ?16, ret_auto_delete = ?17, ret_anonymization = ?18, \
              expires_at = ?19 WHERE key = ?1"
-        } else if exists {
-            // An entry that does not expire: SQLite rewrites the index entry of every column a
-            // statement sets, changed or not, so setting `expires_at` to the NULL it almost
-            // always was put one more page (4 KiB) in the WAL on every update. It is left out
-            // here, and cleared below only where it was set. (`?19` is NULL in this branch.)
-            "UPDATE entries SET entry_id = ?2, category = ?3, value = ?4, size = ?5, created_by = ?6, creator_domain = ?7, \
-             last_accessed_by = ?8, created_at = ?9, updated_at = ?10, seq = ?11, read_scope = ?12, write_scope = ?13, \
-             share_policy = ?14, ret_set = ?15, ret_days = ?16, ret_auto_delete = ?17, ret_anonymization = ?18 \
-             WHERE key = ?1 AND ?19 IS NULL"
         } else {
             "INSERT INTO entries (key, entry_id, category, value, size, created_by, creator_domain, last_accessed_by, \
              created_at, updated_at, seq, read_scope, write_scope, share_policy, ret_set, ret_days, ret_auto_delete, \
@@ -605,11 +621,6 @@ impl Tx<'_, '_> {
             r.is_some_and(|r| r.anonymization_supported),
             expires,
         ])?;
-        if exists && expires.is_none() {
-            self.conn
-                .prepare_cached("UPDATE entries SET expires_at = NULL WHERE key = ?1 AND expires_at IS NOT NULL")?
-                .execute([en.key.as_bytes()])?;
-        }
         Ok(())
     }
 
@@ -638,14 +649,17 @@ fn harden_connection(conn: &Connection) -> rusqlite::Result<()> {
 /// from a database built from `SCHEMA` itself: a schema change needs no second list.
 fn expected_schema() -> &'static [SchemaObject] {
     static EXPECTED: OnceLock<Vec<SchemaObject>> = OnceLock::new();
-    EXPECTED.get_or_init(|| {
-        let conn = Connection::open_in_memory().expect("an in-memory database opens");
-        conn.execute_batch(SCHEMA).expect("SCHEMA is valid SQL");
-        schema_objects(&conn).expect("sqlite_master of an in-memory database reads")
-    })
+    EXPECTED.get_or_init(|| schema_of(SCHEMA))
 }
 
-type SchemaObject = (String, String, String, Option<String>);
+/// What `sqlite_master` holds for a database built from `sql`.
+pub(crate) fn schema_of(sql: &str) -> Vec<SchemaObject> {
+    let conn = Connection::open_in_memory().expect("an in-memory database opens");
+    conn.execute_batch(sql).expect("a schema of this package is valid SQL");
+    schema_objects(&conn).expect("sqlite_master of an in-memory database reads")
+}
+
+pub(crate) type SchemaObject = (String, String, String, Option<String>);
 
 fn schema_objects(conn: &Connection) -> rusqlite::Result<Vec<SchemaObject>> {
     let mut stmt = conn.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")?;
@@ -653,12 +667,12 @@ fn schema_objects(conn: &Connection) -> rusqlite::Result<Vec<SchemaObject>> {
     rows.collect()
 }
 
-/// Refuses a database whose schema is not exactly the one this package creates: a trigger,
-/// view, table or index added by anyone who could edit the file (or carried in by a restored
-/// backup) would run, or be read, inside this process.
-fn refuse_foreign_schema(conn: &Connection, path: &Path) -> Result<()> {
+/// Refuses a database whose schema is not exactly `expected` (what this package creates, or
+/// created in the version the file says it is): a trigger, view, table or index added by anyone
+/// who could edit the file (or carried in by a restored backup) would run, or be read, inside
+/// this process.
+pub(crate) fn refuse_foreign_schema(conn: &Connection, path: &Path, expected: &[SchemaObject]) -> Result<()> {
     let found = schema_objects(conn).map_err(|e| storage(path, format!("its schema cannot be read ({e}); the file was left as it is")))?;
-    let expected = expected_schema();
     if let Some((kind, name, table, _)) = found.iter().find(|o| !expected.contains(o)) {
         return Err(storage(
             path,
@@ -737,7 +751,9 @@ fn open_connection(path: &Path) -> Result<Connection> {
 /// (another schema version, planted SQL, no agent row).
 fn check_connection(conn: &Connection, path: &Path) -> Result<()> {
     harden_connection(conn).map_err(|e| storage(path, e))?;
-    configure_connection(conn).map_err(|e| storage(path, e.message))?;
+    // The file is named once: `storage` adds the path, so SQLite's own prefix goes.
+    let unprefixed = |e: MemoryError| storage(path, e.message.strip_prefix(crate::error::SQLITE_FAILED).unwrap_or(&e.message));
+    configure_connection(conn).map_err(unprefixed)?;
     let checked = (|| -> rusqlite::Result<(i64, String)> {
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
@@ -745,18 +761,31 @@ fn check_connection(conn: &Connection, path: &Path) -> Result<()> {
         Ok((version, mode))
     })();
     let (version, mode) = checked.map_err(|e| storage(path, format!("{e}; the file was left as it is")))?;
-    if version != SCHEMA_VERSION {
-        return Err(storage(
-            path,
-            format!("has schema version {version}, and this version of rotifer-memory reads version {SCHEMA_VERSION}"),
-        ));
-    }
-    refuse_foreign_schema(conn, path)?;
+    let version = if version == 1 { crate::migrate::v1_to_v2(conn, path)? } else { version };
+    check_version(version, path)?;
+    refuse_foreign_schema(conn, path, expected_schema())?;
     if !mode.eq_ignore_ascii_case("wal") {
         conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)).map_err(|e| storage(path, e))?;
     }
-    read_agent(conn).map_err(|e| storage(path, e.message.strip_prefix(crate::error::SQLITE_FAILED).unwrap_or(&e.message)))?;
+    read_agent(conn).map_err(unprefixed)?;
     Ok(())
+}
+
+/// Refuses a database of any schema version but `SCHEMA_VERSION`, saying what to do about it.
+fn check_version(version: i64, path: &Path) -> Result<()> {
+    match version {
+        SCHEMA_VERSION => Ok(()),
+        v if v > SCHEMA_VERSION => Err(storage(
+            path,
+            format!(
+                "has schema version {v}, written by a newer rotifer-memory; this version of the package reads schema version {SCHEMA_VERSION} (and migrates version 1). The file was left as it is: upgrade @rotifer/playground to open it"
+            ),
+        )),
+        v => Err(storage(
+            path,
+            format!("has schema version {v}, which no rotifer-memory wrote (it reads version {SCHEMA_VERSION} and migrates version 1); it is damaged or not a memory database. The file was left as it is"),
+        )),
+    }
 }
 
 /// Builds a complete database under a temporary name, then links it into place: if another
@@ -826,7 +855,7 @@ pub fn unique_suffix() -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     //! The fast paths against a commit that lands between their two statements (R-RET-4).
 
     use super::*;
@@ -949,7 +978,7 @@ mod tests {
     #[test]
     fn the_expected_schema_is_read_from_schema_itself() {
         let names: Vec<&str> = expected_schema().iter().map(|o| o.1.as_str()).collect();
-        for name in ["agent", "entries", "entries_by_recency", "entries_by_category", "entries_by_expiry"] {
+        for name in ["agent", "entries", "entries_by_category", "entries_by_expiry"] {
             assert!(names.contains(&name), "{name} in {names:?}");
         }
     }
