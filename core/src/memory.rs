@@ -9,12 +9,14 @@ use crate::access::{data_policy_violation, denial_reason, scope_admits, unsuppor
 use crate::arg::Arg;
 use crate::audit::{Action, Actor, AuditBatch, Denial, DenialLog, QuotaFacts, Subject};
 use crate::error::{ErrorCode, MemoryError, Result};
+use crate::integrity::Look;
 use crate::layout::Layout;
 use crate::model::*;
 use crate::store::{load_entry, AgentStore, Fast, IfMissing, StoredEntry, Tx, ENTRY_COLUMNS};
 use rusqlite::Connection;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 const NO_AGENT: &str = "memory works only inside an agent: this gene runs on its own (no agentId), so every memory call is denied. Run it with `rotifer agent run`, or use `rotifer test` / createTestMemory() to try it";
@@ -94,6 +96,9 @@ struct Target {
     agent_id: String,
     /// Opened on first use, so that a broken store fails calls, not construction.
     store: OnceLock<Arc<AgentStore>>,
+    /// Whether this handle made a read: its first one looks for changes to the database itself
+    /// (`Look::Now`), later ones may rely on a recent look (`Look::Recent`).
+    read_before: AtomicBool,
 }
 
 impl Target {
@@ -104,6 +109,15 @@ impl Target {
         let opened = AgentStore::open(&self.layout, &self.agent_id, IfMissing::Create)?
             .ok_or_else(|| MemoryError::storage("memory could not be opened"))?;
         Ok(self.store.get_or_init(|| opened))
+    }
+
+    /// How fresh the look for changes must be for a read of this handle.
+    fn look(&self) -> Look {
+        if self.read_before.load(Ordering::Relaxed) {
+            return Look::Recent;
+        }
+        self.read_before.store(true, Ordering::Relaxed);
+        Look::Now
     }
 }
 
@@ -118,7 +132,7 @@ pub struct GeneMemory {
 impl GeneMemory {
     pub fn open(o: GeneOptions) -> Result<GeneMemory> {
         let target = match o.agent_id {
-            Some(agent_id) => Some(Target { layout: Layout::resolve(o.root.as_deref())?, agent_id, store: OnceLock::new() }),
+            Some(agent_id) => Some(Target { layout: Layout::resolve(o.root.as_deref())?, agent_id, store: OnceLock::new(), read_before: AtomicBool::new(false) }),
             None => None,
         };
         Ok(GeneMemory::with(target, Self::gene(o.gene_id, o.domain)))
@@ -131,6 +145,11 @@ impl GeneMemory {
 
     fn gene(id: Option<String>, domain: Option<String>) -> Option<Gene> {
         id.filter(|id| is_valid_gene_id(id)).map(|id| Gene { id, domain })
+    }
+
+    /// How fresh the look for changes to the database must be for this handle's next read.
+    fn look(&self) -> Look {
+        self.target.as_ref().map_or(Look::Now, Target::look)
     }
 
     /// The agent id, if this memory belongs to an agent.
@@ -176,7 +195,7 @@ impl GeneMemory {
         let (store, gene) = self.caller("read", Some(key), now)?;
         // Most reads change nothing: no expired entry to purge, and the reader is already the
         // last accessor. Those run without the write lock.
-        let fast = store.read(now, |conn| {
+        let fast = store.read(now, self.look(), |conn| {
             // Bad input is reported by the write path, after the purge that comes first (§9).
             let (Ok(key), Ok(category)) = (parse_key(key), parse_optional_category(category)) else { return Ok(Fast::WritePath) };
             let Some(found) = load_entry(conn, &key)? else { return Ok(Fast::Answer(None)) };
@@ -231,7 +250,7 @@ impl GeneMemory {
     /// R-API-3, R-LIM-3/4.
     pub fn query(&self, filter: &Arg, now: i64) -> Result<Vec<Entry>> {
         let (store, gene) = self.caller("query", None, now)?;
-        let fast = store.read(now, |conn| {
+        let fast = store.read(now, self.look(), |conn| {
             // Bad input is reported by the write path, after the purge that comes first (§9).
             let Ok(filter) = parse_filter(filter) else { return Ok(Fast::WritePath) };
             match run_query(conn, &filter, gene) {
@@ -592,7 +611,7 @@ pub fn list_agent_memory_matching(
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     };
-    match store.read(now, |conn| list(conn).map(Fast::Answer))? {
+    match store.read(now, Look::Now, |conn| list(conn).map(Fast::Answer))? {
         Fast::Answer(l) => Ok(l),
         Fast::WritePath => store.write(now, |tx| list(tx.conn)),
     }
@@ -801,7 +820,7 @@ impl TestMemory {
         let store = OnceLock::new();
         let _ = store.set(self.store.clone());
         Ok(GeneMemory::with(
-            Some(Target { layout: self.store.layout.clone(), agent_id: TEST_AGENT_ID.to_string(), store }),
+            Some(Target { layout: self.store.layout.clone(), agent_id: TEST_AGENT_ID.to_string(), store, read_before: AtomicBool::new(false) }),
             GeneMemory::gene(gene_id, domain),
         ))
     }

@@ -10,7 +10,7 @@
 use crate::access::Gene;
 use crate::audit::{Action, Actor, AuditBatch, Subject};
 use crate::error::{ErrorCode, MemoryError, Result};
-use crate::integrity::DbFile;
+use crate::integrity::{DbFile, Look};
 use crate::layout::{create_private_file, Layout};
 use crate::model::{AccessPolicy, Category, DataPolicy, Entry, RetentionPolicy, Scope, SharePolicy};
 use crate::quota::DEFAULT_QUOTA;
@@ -288,12 +288,12 @@ impl AgentStore {
     }
 
     /// The open connection, after the file checks (`DbFile::check_if_changed`).
-    fn conn(&self) -> Result<OpenGuard<'_>> {
+    fn conn(&self, look: Look) -> Result<OpenGuard<'_>> {
         let guard = lock(&self.open);
         let Some(open) = guard.as_ref() else {
             return Err(MemoryError::storage("this memory was closed (a disposed test memory?); open a new one"));
         };
-        if let Err(e) = open.file.check_if_changed(&open.conn) {
+        if let Err(e) = open.file.check_if_changed(&open.conn, look) {
             // Closing would checkpoint the WAL into whatever is at the path now: keep the WAL.
             let _ = open.conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
             return Err(e);
@@ -305,8 +305,11 @@ impl AgentStore {
     /// in ONE statement, and answers, or asks for the write path. Its answer stands only if
     /// nothing had expired in the snapshot that statement read (R-RET-4); otherwise (or if that
     /// cannot be told) the caller takes the write path, which purges first.
-    pub fn read<T>(&self, now: i64, f: impl FnOnce(&Connection) -> Result<Fast<T>>) -> Result<Fast<T>> {
-        let guard = self.conn()?;
+    ///
+    /// `look`: how fresh the look for changes to the database file must be (`Look`); a read never
+    /// writes, so it may rely on a recent one.
+    pub fn read<T>(&self, now: i64, look: Look, f: impl FnOnce(&Connection) -> Result<Fast<T>>) -> Result<Fast<T>> {
+        let guard = self.conn(look)?;
         let conn = guard.conn();
         let answer = f(conn)?;
         #[cfg(test)]
@@ -323,7 +326,7 @@ impl AgentStore {
     /// Runs `f` on the connection as it is: no write lock, no purge, no expiry judged. For the
     /// deployer's reads, which leave expired entries out themselves and change nothing.
     pub fn read_only<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        let guard = self.conn()?;
+        let guard = self.conn(Look::Now)?;
         f(guard.conn())
     }
 
@@ -334,7 +337,7 @@ impl AgentStore {
     /// writes its own audit lines, since `f` changes nothing before it has decided. A storage
     /// error, or an audit log that cannot be written, rolls everything back.
     pub fn write<T>(&self, now: i64, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T>) -> Result<T> {
-        let mut guard = self.conn()?;
+        let mut guard = self.conn(Look::Now)?;
         let tx = guard.conn_mut().transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut batch = AuditBatch::new(&self.agent_id, now);
         let agent = read_agent(&tx)?;
@@ -361,7 +364,7 @@ impl AgentStore {
     /// Sets quota and data policy (R-POL-3), recomputing when entries that follow the agent's
     /// retention expire.
     pub fn configure(&self, quota: u64, policy: DataPolicy) -> Result<()> {
-        let mut guard = self.conn()?;
+        let mut guard = self.conn(Look::Now)?;
         let tx = guard.conn_mut().transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
             "UPDATE agent SET quota = ?1, anonymization_supported = ?2, max_retention_days = ?3 WHERE id = 1",
@@ -377,7 +380,7 @@ impl AgentStore {
     }
 
     pub fn agent_row(&self) -> Result<AgentRow> {
-        let guard = self.conn()?;
+        let guard = self.conn(Look::Now)?;
         read_agent(guard.conn())
     }
 }

@@ -305,3 +305,55 @@ fn checkpoints_of_other_connections_and_of_this_one_are_not_taken_for_an_overwri
     assert_eq!(r.keys(T0 + 4000).len(), 502);
     let _ = DAY;
 }
+
+/// R-HOST-1, what a read right after a change may see: a gene's read relies on a look at the
+/// kernel's change reports that any call of the process made in the last `RECENT_LOOK`. So a
+/// write, and a handle's first read, always notice a change made before them; a later read may
+/// answer from the state the process had open (or fail) if the change is younger than
+/// `RECENT_LOOK`, and always fails once it is older.
+#[test]
+fn reads_notice_a_change_older_than_the_recent_look_and_writes_and_first_reads_always_do() {
+    use rotifer_memory_core::integrity::RECENT_LOOK;
+    let overwrite = |r: &Root| {
+        let len = std::fs::metadata(r.db()).unwrap().len() as usize;
+        std::fs::write(r.db(), vec![b'x'; len]).unwrap(); // in place: same inode
+    };
+    let storage = |e: rotifer_memory_core::MemoryError| assert_eq!(e.code, ErrorCode::StorageError, "{}", e.message);
+
+    // A read of a handle that has read before: the old answer or a failure at once, a failure
+    // once the change is older than RECENT_LOOK.
+    let r = Root::new(1 << 20, DataPolicy::default());
+    let m = r.gene('a', "text");
+    put(&m, "k", 10, "CACHE", T0).unwrap();
+    assert!(m.read(&s("k"), &Arg::Undefined, T0).unwrap().is_some());
+    overwrite(&r);
+    match m.read(&s("k"), &Arg::Undefined, T0) {
+        Ok(found) => assert!(found.is_some(), "the state the process had open"),
+        Err(e) => storage(e),
+    }
+    std::thread::sleep(RECENT_LOOK * 2);
+    for _ in 0..2 {
+        storage(m.read(&s("k"), &Arg::Undefined, T0).unwrap_err());
+        storage(m.query(&Arg::Undefined, T0).unwrap_err());
+    }
+    drop(m);
+
+    // A write right after the change: always noticed, nothing written.
+    let r = Root::new(1 << 20, DataPolicy::default());
+    let m = r.gene('a', "text");
+    put(&m, "k", 10, "CACHE", T0).unwrap();
+    assert!(m.read(&s("k"), &Arg::Undefined, T0).unwrap().is_some());
+    overwrite(&r);
+    storage(put(&m, "k2", 10, "CACHE", T0).unwrap_err());
+    storage(m.read(&s("k"), &Arg::Undefined, T0).unwrap_err()); // and every call after it
+    drop(m);
+    assert!(std::fs::read(r.db()).unwrap().iter().all(|&b| b == b'x'), "the overwritten file was left as it is");
+
+    // The first read of a new handle right after the change: always noticed.
+    let r = Root::new(1 << 20, DataPolicy::default());
+    let m = r.gene('a', "text");
+    put(&m, "k", 10, "CACHE", T0).unwrap();
+    assert!(m.read(&s("k"), &Arg::Undefined, T0).unwrap().is_some());
+    overwrite(&r);
+    storage(r.gene('a', "text").read(&s("k"), &Arg::Undefined, T0).unwrap_err());
+}
