@@ -251,14 +251,7 @@ impl<'a> AuditBatch<'a> {
         if self.lines.is_empty() {
             return Ok(());
         }
-        let path = layout.audit_path();
-        // `.rotifer` must be a real folder (O_NOFOLLOW guards only the file itself). It almost
-        // always is: one lookup, and the full check (which creates it) only when it is not.
-        match std::fs::symlink_metadata(layout.rotifer_dir()) {
-            Ok(m) if m.file_type().is_dir() => crate::layout::refuse_untrusted_dir(&layout.rotifer_dir(), &m)?,
-            _ => layout.ensure_dirs(false)?,
-        }
-        append_lines(&path, &self.lines)
+        append_lines(&layout.audit_path(), &self.lines, &|| layout.ensure_log_dir())
             .map_err(|e| MemoryError::storage(format!("the audit log could not be written: {}; nothing was changed", e.message)))?;
         self.lines.clear();
         Ok(())
@@ -267,7 +260,7 @@ impl<'a> AuditBatch<'a> {
     /// Writes the telemetry events. Best effort: telemetry never fails a call.
     pub fn flush_telemetry(&mut self, layout: &Layout) {
         if !self.events.is_empty() {
-            let _ = append_lines(&layout.telemetry_path(), &self.events);
+            let _ = append_lines(&layout.telemetry_path(), &self.events, &|| layout.ensure_log_dir());
             self.events.clear();
         }
     }

@@ -395,7 +395,9 @@ impl Watcher {
     /// Watches `path` for `mask`; `flag` is set by the events in `events`.
     fn add(&self, path: &Path, mask: u32, flag: &Arc<AtomicBool>, events: u32) -> Option<libc::c_int> {
         let c = CString::new(path.as_os_str().as_bytes()).ok()?;
-        let wd = unsafe { libc::inotify_add_watch(self.fd, c.as_ptr(), mask | libc::IN_DONT_FOLLOW) };
+        // IN_MASK_ADD: a path watched for several reasons (a database's folder, a log's folder)
+        // keeps every event any of them asked for; each flag still takes only its own.
+        let wd = unsafe { libc::inotify_add_watch(self.fd, c.as_ptr(), mask | libc::IN_DONT_FOLLOW | libc::IN_MASK_ADD) };
         if wd < 0 {
             return None;
         }
@@ -467,7 +469,7 @@ struct Watch {
     changed: Arc<AtomicBool>,
     /// Set when the database file is written to: was it a checkpoint?
     written: Arc<AtomicBool>,
-    wds: Vec<(libc::c_int, Arc<AtomicBool>)>,
+    wds: Subscriptions,
 }
 
 impl Watch {
@@ -479,18 +481,16 @@ impl Watch {
         let dir_mask = libc::IN_CREATE | libc::IN_DELETE | libc::IN_MOVED_FROM | libc::IN_MOVED_TO | libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
         // The root and every folder above it: only their own moves and deletions matter.
         let ancestor_mask = libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
-        let mut watch = Watch { changed: Arc::new(AtomicBool::new(false)), written: Arc::new(AtomicBool::new(false)), wds: Vec::new() };
+        let mut watch = Watch { changed: Arc::new(AtomicBool::new(false)), written: Arc::new(AtomicBool::new(false)), wds: Subscriptions(Vec::new()) };
         let targets = [(db, file_mask), (memory_dir, dir_mask), (rotifer_dir, dir_mask)]
             .into_iter()
             .chain(root.ancestors().map(|a| (a, ancestor_mask)));
         for (path, mask) in targets {
             // One that cannot be watched (a watch limit, a file system without inotify): no
             // watch at all, and every call checks. Dropping `watch` removes the others.
-            let wd = w.add(path, mask, &watch.changed, ANY_EVENT)?;
-            watch.wds.push((wd, watch.changed.clone()));
+            watch.wds.add(w, path, mask, &watch.changed, ANY_EVENT)?;
         }
-        let wd = w.add(db, file_mask, &watch.written, libc::IN_MODIFY)?;
-        watch.wds.push((wd, watch.written.clone()));
+        watch.wds.add(w, db, file_mask, &watch.written, libc::IN_MODIFY)?;
         Some(watch)
     }
 
@@ -528,12 +528,78 @@ impl Watch {
     }
 }
 
-impl Drop for Watch {
+/// Watch descriptors and the flags they set, removed on drop.
+struct Subscriptions(Vec<(libc::c_int, Arc<AtomicBool>)>);
+
+impl Subscriptions {
+    fn add(&mut self, w: &Watcher, path: &Path, mask: u32, flag: &Arc<AtomicBool>, events: u32) -> Option<()> {
+        let wd = w.add(path, mask, flag, events)?;
+        self.0.push((wd, flag.clone()));
+        Some(())
+    }
+}
+
+impl Drop for Subscriptions {
     fn drop(&mut self) {
         if let Some(w) = watcher() {
-            for (wd, flag) in &self.wds {
+            for (wd, flag) in &self.0 {
                 w.remove(*wd, flag);
             }
         }
+    }
+}
+
+/// Whether a path may no longer name the file opened through it: for the logs that
+/// `layout::append_lines` keeps open. The kernel sets the flag when the file is moved, deleted
+/// or has its owner, mode or links changed, when an entry of its folder is created, removed or
+/// renamed or the folder's owner or mode changes, and when the folder or any folder above it
+/// (by the path as given and by its real path) is moved or removed.
+pub struct PathWatch {
+    changed: Arc<AtomicBool>,
+    wds: Subscriptions,
+}
+
+impl PathWatch {
+    /// Watches the folders of `file` (before it is opened, so that nothing done meanwhile goes
+    /// unreported); `None` where they cannot be watched.
+    pub fn folders_of(file: &Path) -> Option<PathWatch> {
+        let w = watcher()?;
+        let dir = file.parent()?;
+        let real = std::fs::canonicalize(dir).ok()?;
+        let dir_mask = libc::IN_ATTRIB | libc::IN_CREATE | libc::IN_DELETE | libc::IN_MOVED_FROM | libc::IN_MOVED_TO | libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
+        let ancestor_mask = libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
+        let mut watch = PathWatch { changed: Arc::new(AtomicBool::new(false)), wds: Subscriptions(Vec::new()) };
+        let targets = [(dir, dir_mask), (real.as_path(), dir_mask)]
+            .into_iter()
+            .chain(dir.ancestors().skip(1).chain(real.ancestors().skip(1)).map(|a| (a, ancestor_mask)));
+        for (path, mask) in targets {
+            watch.wds.add(w, path, mask, &watch.changed, ANY_EVENT)?;
+        }
+        Some(watch)
+    }
+
+    /// Adds the file itself, once it is open.
+    pub fn file(mut self, file: &Path) -> Option<PathWatch> {
+        let w = watcher()?;
+        let mask = libc::IN_ATTRIB | libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
+        self.wds.add(w, file, mask, &self.changed.clone(), ANY_EVENT)?;
+        Some(self)
+    }
+
+    /// Whether the kernel reported a change, after a look at its queue no older than
+    /// `RECENT_LOOK` (every changing call makes one as it starts). The flag stays set.
+    pub fn changed(&self) -> bool {
+        if let Some(w) = watcher() {
+            if !w.looked_recently() {
+                let _draining = lock(&w.draining);
+                w.drain();
+            }
+        }
+        self.changed.load(Ordering::Acquire)
+    }
+
+    /// The flag as the last look left it, with no look now.
+    pub fn seen_changed(&self) -> bool {
+        self.changed.load(Ordering::Acquire)
     }
 }

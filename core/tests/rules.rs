@@ -357,3 +357,110 @@ fn reads_notice_a_change_older_than_the_recent_look_and_writes_and_first_reads_a
     overwrite(&r);
     storage(r.gene('a', "text").read(&s("k"), &Arg::Undefined, T0).unwrap_err());
 }
+
+// The audit log kept open (R-AUD-1/2, R-HOST-1): one descriptor per log path for the process,
+// revalidated so that a log moved, replaced or deleted by hand gets a new file at its path, and
+// a log made untrusted is refused from the next append on. (A descriptor kept without the
+// kernel's reports fails the first; the second is caught by the link count too.)
+
+fn audit_of(r: &Root) -> PathBuf {
+    r.path.join(".rotifer/audit.jsonl")
+}
+
+fn lines_of(p: &Path) -> Vec<String> {
+    std::fs::read_to_string(p).unwrap().lines().map(str::to_string).collect()
+}
+
+#[test]
+fn an_audit_log_replaced_or_moved_while_open_gets_the_next_lines_at_its_path() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let r = Root::new(1 << 20, DataPolicy::default());
+    let m = r.gene('a', "text");
+    put(&m, "k1", 10, "CACHE", T0).unwrap();
+    let audit = audit_of(&r);
+    // Replaced: a new file renamed over it.
+    let fresh = r.path.join(".rotifer/fresh.jsonl");
+    std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&fresh).unwrap();
+    std::fs::write(&fresh, "{\"mark\":1}\n").unwrap();
+    let old = r.path.join(".rotifer/old.jsonl");
+    std::fs::hard_link(&audit, &old).unwrap();
+    std::fs::rename(&fresh, &audit).unwrap();
+    put(&m, "k2", 10, "CACHE", T0).unwrap();
+    assert_eq!(lines_of(&old).len(), 1, "nothing more in the replaced file");
+    let now = lines_of(&audit);
+    assert_eq!(now.len(), 2, "{now:?}");
+    assert!(now[1].contains("\"k2\""));
+    // Moved away, nothing in its place: a new file.
+    let moved = r.path.join(".rotifer/moved.jsonl");
+    std::fs::rename(&audit, &moved).unwrap();
+    put(&m, "k3", 10, "CACHE", T0).unwrap();
+    assert_eq!(lines_of(&moved).len(), 2, "nothing more in the moved file");
+    let now = lines_of(&audit);
+    assert_eq!(now.len(), 1);
+    assert!(now[0].contains("\"k3\""));
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&audit).unwrap().permissions().mode() & 0o777, 0o600);
+}
+
+#[test]
+fn an_audit_log_deleted_while_open_is_made_again() {
+    let r = Root::new(1 << 20, DataPolicy::default());
+    let m = r.gene('a', "text");
+    put(&m, "k1", 10, "CACHE", T0).unwrap();
+    std::fs::remove_file(audit_of(&r)).unwrap();
+    put(&m, "k2", 10, "CACHE", T0).unwrap();
+    let now = lines_of(&audit_of(&r));
+    assert_eq!(now.len(), 1);
+    assert!(now[0].contains("\"k2\""));
+}
+
+#[test]
+fn an_audit_log_made_untrusted_while_open_is_refused_at_the_next_write_and_nothing_changes() {
+    use std::os::unix::fs::PermissionsExt;
+    let r = Root::new(1 << 20, DataPolicy::default());
+    let m = r.gene('a', "text");
+    put(&m, "k1", 10, "CACHE", T0).unwrap();
+    let audit = audit_of(&r);
+    let refused = |what: &str| {
+        let e = put(&m, "k2", 10, "CACHE", T0).unwrap_err();
+        assert_eq!(e.code, ErrorCode::StorageError, "{what}: {}", e.message);
+        assert!(e.message.contains("audit log"), "{what}: {}", e.message);
+        assert!(m.read(&s("k2"), &Arg::Undefined, T0).unwrap().is_none(), "{what}: nothing was written");
+        assert_eq!(lines_of(&audit).len(), 1, "{what}: no line");
+    };
+    std::fs::set_permissions(&audit, std::fs::Permissions::from_mode(0o666)).unwrap();
+    refused("chmod 0666");
+    std::fs::set_permissions(&audit, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::chown(&audit, Some(4242), None).unwrap(); // the tests run as root
+    refused("another user's");
+    std::os::unix::fs::chown(&audit, Some(unsafe { libc::geteuid() }), None).unwrap();
+    let link = r.path.join("elsewhere.jsonl");
+    std::fs::hard_link(&audit, &link).unwrap();
+    refused("a second name");
+    std::fs::remove_file(&link).unwrap();
+    put(&m, "k2", 10, "CACHE", T0).unwrap();
+    assert_eq!(lines_of(&audit).len(), 2, "trusted again: appended");
+}
+
+#[test]
+fn stores_of_one_root_in_several_threads_append_whole_lines_to_one_log() {
+    let r = Root::new(1 << 20, DataPolicy::default());
+    create_agent_memory(&r.layout, "b", 1 << 20, DataPolicy::default()).unwrap();
+    let root = r.path.to_str().unwrap().to_string();
+    std::thread::scope(|scope| {
+        for (t, agent) in ["a", "b", "a", "b"].into_iter().enumerate() {
+            let root = root.clone();
+            scope.spawn(move || {
+                let m = GeneMemory::open(GeneOptions { agent_id: Some(agent.into()), gene_id: Some(gene('a')), domain: None, root: Some(root) }).unwrap();
+                for i in 0..100 {
+                    put(&m, &format!("t{t}-{i}"), 10, "CACHE", T0).unwrap();
+                }
+            });
+        }
+    });
+    let lines = lines_of(&audit_of(&r));
+    assert_eq!(lines.len(), 400);
+    for l in &lines {
+        serde_json::from_str::<serde_json::Value>(l).unwrap();
+    }
+}
