@@ -339,7 +339,7 @@ impl AgentStore {
     pub fn write<T>(&self, now: i64, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T>) -> Result<T> {
         let mut guard = self.conn(Look::Now)?;
         let tx = guard.conn_mut().transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let mut batch = AuditBatch::new(&self.agent_id, now);
+        let mut batch = AuditBatch::new(&self.agent_id, now).after_a_look();
         let agent = read_agent(&tx)?;
         let mut t = Tx { conn: &tx, batch: &mut batch, agent, now, agent_changed: false, expiry: &self.next_expiry };
         t.purge_expired()?;
@@ -397,8 +397,13 @@ impl Drop for AgentStore {
 
 impl Open {
     /// The connection first: closing the descriptor while it is open would drop its locks.
+    /// A database changed under the process since its last call (restored in place, say) must
+    /// not get the WAL checkpointed into it by the close.
     fn close(self) {
         let Open { conn, file } = self;
+        if file.check_if_changed(&conn, Look::Now).is_err() {
+            let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+        }
         let _ = conn.close();
         drop(file);
     }

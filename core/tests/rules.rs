@@ -283,6 +283,20 @@ fn a_backup_copied_over_the_open_database_fails_every_call_and_is_never_written_
     assert_eq!(std::fs::read(r.db()).unwrap(), backup, "the restored file is exactly what was copied");
 }
 
+/// A restore in place that no call noticed before the store closed: the close must not
+/// checkpoint the WAL into the restored file either.
+#[test]
+fn a_backup_copied_over_the_open_database_is_not_written_over_by_the_close() {
+    let r = Root::new(1 << 20, DataPolicy::default());
+    put(&r.gene('a', "text"), "before", 10, "CACHE", T0).unwrap();
+    let backup = backup_of(&r);
+    let m = r.gene('a', "text");
+    put(&m, "after", 10, "CACHE", T0 + 1).unwrap(); // in the WAL only
+    std::fs::write(r.db(), &backup).unwrap();
+    drop(m); // no call in between: the close is the first to look
+    assert_eq!(std::fs::read(r.db()).unwrap(), backup, "the restored file is exactly what was copied");
+}
+
 #[test]
 fn checkpoints_of_other_connections_and_of_this_one_are_not_taken_for_an_overwrite() {
     let r = Root::new(64 << 20, DataPolicy::default());
