@@ -106,6 +106,9 @@ pub struct AuditBatch<'a> {
     events: Vec<u8>,
     /// The gene handle's bound on refusal lines; `None` for the deployer's calls.
     denials: Option<Arc<DenialLog>>,
+    /// The call looked at the kernel's change reports as it started (`Look::Now`): the logs may
+    /// rely on that look instead of making another.
+    looked: bool,
 }
 
 /// The subject of a line: the entry's key, category and size, where known.
@@ -118,7 +121,13 @@ pub struct Subject<'a> {
 
 impl<'a> AuditBatch<'a> {
     pub fn new(agent_id: &'a str, now: i64) -> Self {
-        AuditBatch { agent_id, now, lines: Vec::new(), events: Vec::new(), denials: None }
+        AuditBatch { agent_id, now, lines: Vec::new(), events: Vec::new(), denials: None, looked: false }
+    }
+
+    /// For a call that looked at the kernel's change reports as it started (`Look::Now`).
+    pub fn after_a_look(mut self) -> Self {
+        self.looked = true;
+        self
     }
 
     /// Refusals recorded from now on count against `log` (one gene handle's bound).
@@ -251,7 +260,7 @@ impl<'a> AuditBatch<'a> {
         if self.lines.is_empty() {
             return Ok(());
         }
-        append_lines(&layout.audit_path(), &self.lines, &|| layout.ensure_log_dir())
+        append_lines(&layout.audit_path(), &self.lines, self.looked, &|| layout.ensure_log_dir())
             .map_err(|e| MemoryError::storage(format!("the audit log could not be written: {}; nothing was changed", e.message)))?;
         self.lines.clear();
         Ok(())
@@ -260,7 +269,7 @@ impl<'a> AuditBatch<'a> {
     /// Writes the telemetry events. Best effort: telemetry never fails a call.
     pub fn flush_telemetry(&mut self, layout: &Layout) {
         if !self.events.is_empty() {
-            let _ = append_lines(&layout.telemetry_path(), &self.events, &|| layout.ensure_log_dir());
+            let _ = append_lines(&layout.telemetry_path(), &self.events, self.looked, &|| layout.ensure_log_dir());
             self.events.clear();
         }
     }

@@ -187,7 +187,8 @@ pub fn refuse_hard_linked(path: &Path, meta: &Metadata) -> Result<()> {
 /// The file is never reached through a symlink, and must be a regular file we can trust
 /// (`refuse_untrusted_file`): nothing is written to one that is not. If an earlier,
 /// failed append left a partial line, a newline is put first so that every line stays whole.
-/// `prepare` runs before the file is (re)opened: the checks of its folder.
+/// `prepare` runs before the file is (re)opened: the checks of its folder. `looked`: the calling
+/// call read the kernel's change reports as it started, and this append relies on that look.
 ///
 /// The descriptor stays open, one per path for the whole process (`OpenLog`), as long as the
 /// kernel reports no change to the path (`PathWatch`): a log moved, replaced or deleted by hand
@@ -195,14 +196,14 @@ pub fn refuse_hard_linked(path: &Path, meta: &Metadata) -> Result<()> {
 /// on every append, through the open descriptor (`fstat`): a log made writable by others is
 /// refused from the next append on. Where nothing can be watched, the file is opened for each
 /// append.
-pub fn append_lines(path: &Path, bytes: &[u8], prepare: &dyn Fn() -> Result<()>) -> Result<()> {
+pub fn append_lines(path: &Path, bytes: &[u8], looked: bool, prepare: &dyn Fn() -> Result<()>) -> Result<()> {
     let open = || -> Result<(Arc<OpenLog>, Metadata)> {
         prepare()?;
         let log = OpenLog::open(path)?;
         let meta = log.file.metadata().map_err(|e| append_failed(path, e))?;
         Ok((log, meta))
     };
-    let (log, meta) = match open_logs().get(path) {
+    let (log, meta) = match open_logs().get(path, looked) {
         Some(log) => {
             let meta = log.file.metadata().map_err(|e| append_failed(path, e))?;
             if meta.nlink() == 0 {
@@ -304,9 +305,13 @@ impl OpenLogs {
 
     /// The open log of `path`, if its path still names it as far as the kernel reported. A
     /// writer holds its own reference: a log replaced meanwhile is closed after its last write.
-    fn get(&self, path: &Path) -> Option<Arc<OpenLog>> {
+    fn get(&self, path: &Path, looked: bool) -> Option<Arc<OpenLog>> {
         let log = self.lock().get(path).cloned()?;
-        let changed = log.watch.as_ref().is_none_or(PathWatch::changed);
+        let changed = match &log.watch {
+            Some(w) if looked => w.seen_changed(),
+            Some(w) => w.changed(),
+            None => true,
+        };
         if changed {
             self.forget(path, &log);
             return None;
