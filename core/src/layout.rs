@@ -197,27 +197,22 @@ pub fn refuse_hard_linked(path: &Path, meta: &Metadata) -> Result<()> {
 /// refused from the next append on. Where nothing can be watched, the file is opened for each
 /// append.
 pub fn append_lines(path: &Path, bytes: &[u8], looked: bool, prepare: &dyn Fn() -> Result<()>) -> Result<()> {
-    let open = || -> Result<(Arc<OpenLog>, Metadata)> {
-        prepare()?;
-        let log = OpenLog::open(path)?;
+    let mut log = open_logs().get_or_open(path, looked, prepare)?;
+    for reopened in [false, true] {
+        // One append at a time per log in this process: none sees another's half-done write.
+        let _appending = log.appending.lock().unwrap_or_else(|e| e.into_inner());
         let meta = log.file.metadata().map_err(|e| append_failed(path, e))?;
-        Ok((log, meta))
-    };
-    let (log, meta) = match open_logs().get(path, looked) {
-        Some(log) => {
-            let meta = log.file.metadata().map_err(|e| append_failed(path, e))?;
-            if meta.nlink() == 0 {
-                // Deleted with no report from its folder (it has no name left): a new one.
-                open_logs().forget(path, &log);
-                open()?
-            } else {
-                (log, meta)
-            }
+        if meta.nlink() == 0 && !reopened {
+            // Deleted with no report from its folder (it has no name left): a new one.
+            drop(_appending);
+            open_logs().forget(path, &log);
+            log = open_logs().get_or_open(path, false, prepare)?;
+            continue;
         }
-        None => open()?,
-    };
-    refuse_untrusted_file(path, &meta)?;
-    log.append(path, &meta, bytes)
+        refuse_untrusted_file(path, &meta)?;
+        return log.append(path, &meta, bytes);
+    }
+    Err(append_failed(path, "it was deleted as it was opened"))
 }
 
 fn append_failed(path: &Path, e: impl std::fmt::Display) -> MemoryError {
@@ -232,11 +227,13 @@ struct OpenLog {
     /// The file's size after this process's last whole append, `u64::MAX` if unknown: at that
     /// size, the file ends with a line of ours and needs no look at its last byte.
     end: AtomicU64,
+    /// Held for one append.
+    appending: Mutex<()>,
 }
 
 impl OpenLog {
     /// Opens the log at `path` (creating it 0600), watched from before the open; refuses what is
-    /// not a regular file. Kept in `open_logs` if it is watched.
+    /// not a regular file.
     fn open(path: &Path) -> Result<Arc<OpenLog>> {
         let watch = PathWatch::folders_of(path);
         let file: File = OpenOptions::new()
@@ -250,24 +247,38 @@ impl OpenLog {
         if !file.metadata().map_err(|e| append_failed(path, e))?.is_file() {
             return Err(append_failed(path, "not a regular file"));
         }
-        let log = Arc::new(OpenLog { file, watch: watch.and_then(|w| w.file(path)), end: AtomicU64::new(u64::MAX) });
-        if log.watch.is_some() {
-            open_logs().keep(path, &log);
+        let watch = watch.and_then(|w| w.file(path));
+        Ok(Arc::new(OpenLog { file, watch, end: AtomicU64::new(u64::MAX), appending: Mutex::new(()) }))
+    }
+
+    /// Whether the file ends with a partial line (an earlier append that failed part-way), to
+    /// be ended before the next line. Another process's write in progress can show as one for
+    /// a moment (a line across a page boundary grows the file twice): the end is looked at
+    /// again while the size moves.
+    fn ends_mid_line(&self, mut len: u64) -> std::io::Result<bool> {
+        for _ in 0..3 {
+            if len == 0 || len == self.end.load(Ordering::Acquire) {
+                return Ok(false);
+            }
+            let mut last = [0u8; 1];
+            self.file.read_exact_at(&mut last, len - 1)?;
+            if last[0] == b'\n' {
+                return Ok(false);
+            }
+            let now = self.file.metadata()?.len();
+            if now == len {
+                return Ok(true);
+            }
+            len = now;
         }
-        Ok(log)
+        Ok(true)
     }
 
     /// One `write` of the lines (O_APPEND: never interleaved with another writer's), after a
     /// newline if the file ends with a partial line.
     fn append(&self, path: &Path, meta: &Metadata, bytes: &[u8]) -> Result<()> {
         let failed = |e: std::io::Error| append_failed(path, e);
-        let mut needs_newline = false;
-        if meta.len() > 0 && meta.len() != self.end.load(Ordering::Acquire) {
-            let mut last = [0u8; 1];
-            self.file.read_exact_at(&mut last, meta.len() - 1).map_err(failed)?;
-            needs_newline = last[0] != b'\n';
-        }
-        let written = if needs_newline {
+        let written = if self.ends_mid_line(meta.len()).map_err(failed)? {
             let mut buf = Vec::with_capacity(bytes.len() + 1);
             buf.push(b'\n');
             buf.extend_from_slice(bytes);
@@ -303,30 +314,35 @@ impl OpenLogs {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The open log of `path`, if its path still names it as far as the kernel reported. A
-    /// writer holds its own reference: a log replaced meanwhile is closed after its last write.
-    fn get(&self, path: &Path, looked: bool) -> Option<Arc<OpenLog>> {
-        let log = self.lock().get(path).cloned()?;
-        let changed = match &log.watch {
-            Some(w) if looked => w.seen_changed(),
-            Some(w) => w.changed(),
-            None => true,
-        };
-        if changed {
-            self.forget(path, &log);
-            return None;
-        }
-        Some(log)
-    }
-
-    fn keep(&self, path: &Path, log: &Arc<OpenLog>) {
+    /// The open log of `path` if its path still names it as far as the kernel reported (after
+    /// a look no older than `RECENT_LOOK`, or the one the calling call made if `looked`); else
+    /// `prepare`, and the log opened anew, kept if it can be watched. Under the lock, so that
+    /// one process has one descriptor per log. A writer holds its own reference: a log replaced
+    /// meanwhile is closed after its last write.
+    fn get_or_open(&self, path: &Path, looked: bool, prepare: &dyn Fn() -> Result<()>) -> Result<Arc<OpenLog>> {
         let mut logs = self.lock();
-        // Logs whose path changed (a removed test memory's root) are closed.
-        logs.retain(|_, l| !l.watch.as_ref().is_none_or(PathWatch::seen_changed));
-        if logs.len() >= MAX_OPEN_LOGS {
-            logs.clear();
+        if let Some(log) = logs.get(path) {
+            let changed = match &log.watch {
+                Some(w) if looked => w.seen_changed(),
+                Some(w) => w.changed(),
+                None => true,
+            };
+            if !changed {
+                return Ok(log.clone());
+            }
+            logs.remove(path);
         }
-        logs.insert(path.to_path_buf(), log.clone());
+        prepare()?;
+        let log = OpenLog::open(path)?;
+        if log.watch.is_some() {
+            // Logs whose path changed (a removed test memory's root) are closed.
+            logs.retain(|_, l| !l.watch.as_ref().is_none_or(PathWatch::seen_changed));
+            if logs.len() >= MAX_OPEN_LOGS {
+                logs.clear();
+            }
+            logs.insert(path.to_path_buf(), log.clone());
+        }
+        Ok(log)
     }
 
     fn forget(&self, path: &Path, log: &Arc<OpenLog>) {

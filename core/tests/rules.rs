@@ -473,8 +473,8 @@ fn stores_of_one_root_in_several_threads_append_whole_lines_to_one_log() {
         }
     });
     let lines = lines_of(&audit_of(&r));
-    assert_eq!(lines.len(), 400);
     for l in &lines {
-        serde_json::from_str::<serde_json::Value>(l).unwrap();
+        serde_json::from_str::<serde_json::Value>(l).unwrap_or_else(|e| panic!("{e}: {l:?}"));
     }
+    assert_eq!(lines.len(), 400);
 }
