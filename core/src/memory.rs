@@ -195,10 +195,10 @@ impl GeneMemory {
         let (store, gene) = self.caller("read", Some(key), now)?;
         // Most reads change nothing: no expired entry to purge, and the reader is already the
         // last accessor. Those run without the write lock.
-        let fast = store.read(now, self.look(), |conn| {
+        let fast = store.read(now, self.look(), |reader| {
             // Bad input is reported by the write path, after the purge that comes first (§9).
             let (Ok(key), Ok(category)) = (parse_key(key), parse_optional_category(category)) else { return Ok(Fast::WritePath) };
-            let Some(found) = load_entry(conn, &key)? else { return Ok(Fast::Answer(None)) };
+            let Some(found) = reader.load_entry(&key)? else { return Ok(Fast::Answer(None)) };
             if category.is_some_and(|c| c != found.entry.category) {
                 return Ok(Fast::Answer(None));
             }
@@ -250,10 +250,10 @@ impl GeneMemory {
     /// R-API-3, R-LIM-3/4.
     pub fn query(&self, filter: &Arg, now: i64) -> Result<Vec<Entry>> {
         let (store, gene) = self.caller("query", None, now)?;
-        let fast = store.read(now, self.look(), |conn| {
+        let fast = store.read(now, self.look(), |reader| {
             // Bad input is reported by the write path, after the purge that comes first (§9).
             let Ok(filter) = parse_filter(filter) else { return Ok(Fast::WritePath) };
-            match run_query(conn, &filter, gene) {
+            match run_query(reader.conn, &filter, gene) {
                 Ok(entries) => Ok(Fast::Answer(entries)),
                 Err(e) if e.code == ErrorCode::StorageError => Err(e),
                 Err(_) => Ok(Fast::WritePath),
@@ -611,7 +611,7 @@ pub fn list_agent_memory_matching(
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     };
-    match store.read(now, Look::Now, |conn| list(conn).map(Fast::Answer))? {
+    match store.read(now, Look::Now, |reader| list(reader.conn).map(Fast::Answer))? {
         Fast::Answer(l) => Ok(l),
         Fast::WritePath => store.write(now, |tx| list(tx.conn)),
     }
