@@ -65,10 +65,9 @@ impl NativeGeneMemory {
     pub fn read(&self, env: Env, key: JsAny, category: JsAny, now: JsAny, make_entry: JsAny) -> Result<JsOut, String> {
         guard(|| {
             let b = Builder::new(env.raw());
-            let factory = b.factory(&make_entry)?;
             let found = self.inner.read(&key.to_arg()?, &category.to_arg()?, now_ms(&now)?)?;
             Ok(JsOut(match found {
-                Some(e) => b.entry(&e, factory)?,
+                Some(e) => b.entry(&e, b.factory(&make_entry)?)?,
                 None => b.null()?,
             }))
         })
