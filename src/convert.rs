@@ -32,6 +32,11 @@ impl FromNapiValue for JsAny {
 }
 
 impl JsAny {
+    /// A value a raw Node-API callback received.
+    pub fn from_raw(env: sys::napi_env, value: sys::napi_value) -> JsAny {
+        JsAny { env, value }
+    }
+
     pub fn to_arg(&self) -> Result<Arg, MemoryError> {
         unsafe { to_arg(self.env, self.value, 0) }
     }

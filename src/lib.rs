@@ -7,6 +7,7 @@
 
 mod convert;
 mod deployer;
+mod read;
 mod wasm;
 
 use convert::{Builder, JsAny, JsOut};
@@ -16,6 +17,7 @@ use rotifer_memory_core::memory::AgentOptions;
 use rotifer_memory_core::model::{check_test_gene_id, parse_data_policy, parse_key_prefix, parse_optional_category, parse_quota_arg};
 use rotifer_memory_core::{time, Arg, GeneMemory, GeneOptions, MemoryError, TestMemory};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 
 pub(crate) type CoreResult<T> = std::result::Result<T, MemoryError>;
 
@@ -45,10 +47,11 @@ pub(crate) fn now_ms(now: &JsAny) -> CoreResult<i64> {
     }
 }
 
-/// A gene's memory handle; `GeneMemoryAccess` in `index.js` wraps it.
+/// A gene's memory handle; `GeneMemoryAccess` in `index.js` wraps it. Reads go through
+/// `readFunction` (see `read.rs`) with the handle `readHandle` gives.
 #[napi]
 pub struct NativeGeneMemory {
-    inner: GeneMemory,
+    inner: Arc<GeneMemory>,
 }
 
 #[napi]
@@ -57,20 +60,14 @@ impl NativeGeneMemory {
     pub fn new(options: JsAny) -> Result<Self, String> {
         guard(|| {
             let options = GeneOptions::parse(&options.to_arg()?, &["now"])?;
-            Ok(NativeGeneMemory { inner: GeneMemory::open(options)? })
+            Ok(NativeGeneMemory { inner: Arc::new(GeneMemory::open(options)?) })
         })
     }
 
+    /// The handle of this memory for the function `readFunction` returns.
     #[napi]
-    pub fn read(&self, env: Env, key: JsAny, category: JsAny, now: JsAny, make_entry: JsAny) -> Result<JsOut, String> {
-        guard(|| {
-            let b = Builder::new(env.raw());
-            let found = self.inner.read(&key.to_arg()?, &category.to_arg()?, now_ms(&now)?)?;
-            Ok(JsOut(match found {
-                Some(e) => b.entry(&e, b.factory(&make_entry)?)?,
-                None => b.null()?,
-            }))
-        })
+    pub fn read_handle(&self, env: Env) -> Result<JsOut, String> {
+        guard(|| Ok(JsOut(read::handle(env.raw(), &self.inner)?)))
     }
 
     #[napi]
@@ -115,6 +112,12 @@ impl NativeGeneMemory {
     pub fn delete(&self, key: JsAny, now: JsAny) -> Result<(), String> {
         guard(|| self.inner.delete(&key.to_arg()?, now_ms(&now)?))
     }
+}
+
+/// `read(handle, key, category, now?)`: `readMemory`, with `makeEntry` bound (see `read.rs`).
+#[napi]
+pub fn read_function(env: Env, make_entry: JsAny) -> Result<JsOut, String> {
+    guard(|| Ok(JsOut(read::function(env.raw(), &make_entry)?)))
 }
 
 /// `createAgentMemory({ agentId, root?, quota?, dataPolicy? })`.
