@@ -147,7 +147,6 @@ pub struct AgentStore {
     pub layout: Layout,
     /// The connection and the descriptor of the file it was checked through; `None` once closed.
     open: Mutex<Option<Open>>,
-    next_expiry: ExpiryCache,
     /// This database path's place in the registry: closing happens under its lock.
     slot: Arc<Slot>,
 }
@@ -162,6 +161,8 @@ struct Open {
     load: Option<rusqlite::Statement<'static>>,
     conn: NonNull<Connection>,
     file: DbFile,
+    /// The earliest expiry, with the data version it was read at.
+    expiry: ExpiryCache,
 }
 
 // SAFETY: the connection and its statement are used only under the store's lock, by one thread
@@ -275,7 +276,6 @@ impl AgentStore {
             agent_id: agent_id.to_string(),
             layout,
             open: Mutex::new(Some(Open::new(conn, file))),
-            next_expiry: ExpiryCache::default(),
             slot: slot.clone(),
         });
         state.store = Arc::downgrade(&store);
@@ -323,11 +323,11 @@ impl AgentStore {
         let mut guard = self.conn(look)?;
         let mut reader = guard.open().reader();
         let answer = f(&mut reader)?;
-        let conn = reader.conn;
+        let (conn, expiry) = (reader.conn, reader.expiry);
         #[cfg(test)]
         tests::between_statements();
         match answer {
-            Fast::Answer(answer) => match self.next_expiry.after_last_statement(conn, now)? {
+            Fast::Answer(answer) => match expiry.after_last_statement(conn, now)? {
                 Expiry::NoneDue => Ok(Fast::Answer(answer)),
                 Expiry::Due | Expiry::Changed => Ok(Fast::WritePath),
             },
@@ -353,7 +353,7 @@ impl AgentStore {
         let tx = Transaction::new_unchecked(guard.conn(), TransactionBehavior::Immediate)?;
         let mut batch = AuditBatch::new(&self.agent_id, now).after_a_look();
         let agent = read_agent(&tx)?;
-        let mut t = Tx { conn: &tx, batch: &mut batch, agent, now, agent_changed: false, expiry: &self.next_expiry };
+        let mut t = Tx { conn: &tx, batch: &mut batch, agent, now, agent_changed: false, expiry: guard.expiry() };
         t.purge_expired()?;
         let result = f(&mut t);
         if let Err(e) = &result {
@@ -412,7 +412,7 @@ impl Open {
         let conn = NonNull::from(Box::leak(Box::new(conn)));
         // SAFETY: the connection is freed only in `drop`, after the statement.
         let load = unsafe { conn.as_ref() }.prepare(LOAD_SQL).ok();
-        Open { load, conn, file }
+        Open { load, conn, file, expiry: ExpiryCache::default() }
     }
 
     fn conn(&self) -> &Connection {
@@ -424,7 +424,7 @@ impl Open {
         // SAFETY: as in `conn`; the reference is not derived from `self`, so the statement can be
         // lent mutably beside it.
         let conn: &Connection = unsafe { &*self.conn.as_ptr() };
-        Reader { conn, load: self.load.as_mut() }
+        Reader { conn, load: self.load.as_mut(), expiry: &self.expiry }
     }
 }
 
@@ -449,6 +449,7 @@ impl Drop for Open {
 pub struct Reader<'a> {
     pub conn: &'a Connection,
     load: Option<&'a mut rusqlite::Statement<'static>>,
+    expiry: &'a ExpiryCache,
 }
 
 impl Reader<'_> {
@@ -467,6 +468,9 @@ struct OpenGuard<'a>(MutexGuard<'a, Option<Open>>);
 impl OpenGuard<'_> {
     fn conn(&self) -> &Connection {
         self.0.as_ref().expect("checked by AgentStore::conn").conn()
+    }
+    fn expiry(&self) -> &ExpiryCache {
+        &self.0.as_ref().expect("checked by AgentStore::conn").expiry
     }
     fn open(&mut self) -> &mut Open {
         self.0.as_mut().expect("checked by AgentStore::conn")
@@ -497,9 +501,10 @@ pub enum Expiry {
 
 /// The earliest expiry, with the data version of the database it was read at: calls that find
 /// the database unchanged skip the `MIN(expires_at)` lookup. The one place that decides whether
-/// something has expired, for the fast paths and the purge alike.
+/// something has expired, for the fast paths and the purge alike. Kept with the connection, and
+/// so under the store's lock: it needs no lock of its own.
 #[derive(Default)]
-pub struct ExpiryCache(Mutex<Option<(u32, Option<i64>)>>);
+pub struct ExpiryCache(std::cell::Cell<Option<(u32, Option<i64>)>>);
 
 impl ExpiryCache {
     /// Whether an entry had expired by `now` in the snapshot that the last statement on `conn`
@@ -508,15 +513,14 @@ impl ExpiryCache {
     /// cached value, or the lookup made now, belongs to that snapshot.
     pub fn after_last_statement(&self, conn: &Connection, now: i64) -> Result<Expiry> {
         let version = data_version(conn)?;
-        let mut cache = lock(&self.0);
-        let next = match *cache {
+        let next = match self.0.get() {
             Some((v, next)) if v == version => next,
             _ => {
                 let next = next_expiry(conn)?;
                 if data_version(conn)? != version {
                     return Ok(Expiry::Changed);
                 }
-                *cache = Some((version, next));
+                self.0.set(Some((version, next)));
                 next
             }
         };
