@@ -91,8 +91,14 @@ unsafe extern "C" fn read(env: sys::napi_env, info: sys::napi_callback_info) -> 
 /// The gene's memory behind a handle made by `handle`.
 unsafe fn memory_of<'a>(env: sys::napi_env, v: sys::napi_value) -> CoreResult<&'a GeneMemory> {
     let wrong = || MemoryError::storage("the native read was called without its handle; use the package's index.js");
+    // Externals only: the tag check would throw a TypeError of its own for `null`/`undefined`.
+    let mut kind = 0;
     let mut tagged = false;
-    if sys::napi_check_object_type_tag(env, v, &HANDLE_TAG, &mut tagged) != sys::Status::napi_ok || !tagged {
+    if sys::napi_typeof(env, v, &mut kind) != sys::Status::napi_ok
+        || kind != sys::ValueType::napi_external
+        || sys::napi_check_object_type_tag(env, v, &HANDLE_TAG, &mut tagged) != sys::Status::napi_ok
+        || !tagged
+    {
         return Err(wrong());
     }
     let mut data: *mut c_void = ptr::null_mut();
