@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Look {
     /// Read the queue now: every call that writes or may write (a commit may checkpoint, which
-    /// must never copy the WAL into a file restored in place), a handle's first call, the
-    /// deployer's calls.
+    /// must never copy the WAL into a file restored in place), a handle's first read, the
+    /// deployer's calls, a store's close.
     Now,
     /// A gene's read: a look that any call of this process made in the last `RECENT_LOOK` is
     /// enough. So a read sees every change made at least `RECENT_LOOK` before it starts; one made
