@@ -38,13 +38,19 @@ pub(crate) fn guard<T>(f: impl FnOnce() -> CoreResult<T>) -> Result<T, String> {
     }
 }
 
-/// The clock of a call: the `now` the JS side passes (from its test clock), or the system's.
-pub(crate) fn now_ms(now: &JsAny) -> CoreResult<i64> {
+/// The clock of a call: the `now` the JS side passes (from its test clock), or the system's,
+/// read when the call first needs it.
+pub(crate) fn call_time(now: &JsAny) -> CoreResult<time::CallTime> {
     match now.to_arg()? {
-        Arg::Undefined | Arg::Null => Ok(time::system_now()),
-        Arg::Number(n) => time::check_now(n),
+        Arg::Undefined | Arg::Null => Ok(time::CallTime::system()),
+        Arg::Number(n) => time::check_now(n).map(time::CallTime::from),
         other => Err(MemoryError::invalid(format!("now() must return a number of milliseconds, not {}", other.kind()))),
     }
+}
+
+/// `call_time`, read now.
+pub(crate) fn now_ms(now: &JsAny) -> CoreResult<i64> {
+    Ok(call_time(now)?.ms())
 }
 
 /// A gene's memory handle; `GeneMemoryAccess` in `index.js` wraps it. Reads go through

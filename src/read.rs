@@ -5,7 +5,7 @@
 //! function. Conversion and error mapping only, like the rest of the binding.
 
 use crate::convert::{Builder, JsAny};
-use crate::{guard, now_ms, CoreResult};
+use crate::{call_time, guard, CoreResult};
 use napi::sys;
 use rotifer_memory_core::{GeneMemory, MemoryError};
 use std::ffi::{c_void, CString};
@@ -63,7 +63,7 @@ unsafe extern "C" fn read(env: sys::napi_env, info: sys::napi_callback_info) -> 
         }
         let memory = memory_of(env, argv[0])?;
         let [_, key, category, now] = argv.map(|v| JsAny::from_raw(env, v));
-        let found = memory.read(&key.to_arg()?, &category.to_arg()?, now_ms(&now)?)?;
+        let found = memory.read(&key.to_arg()?, &category.to_arg()?, call_time(&now)?)?;
         let b = Builder::new(env);
         match found {
             Some(e) => {

@@ -10,6 +10,7 @@ use crate::arg::Arg;
 use crate::audit::{Action, Actor, AuditBatch, Denial, DenialLog, QuotaFacts, Subject};
 use crate::error::{ErrorCode, MemoryError, Result};
 use crate::integrity::Look;
+use crate::time::CallTime;
 use crate::layout::Layout;
 use crate::model::*;
 use crate::store::{load_entry, AgentStore, Fast, IfMissing, StoredEntry, Tx, ENTRY_COLUMNS};
@@ -158,14 +159,14 @@ impl GeneMemory {
     }
 
     /// R-ACC-5 and R-ACC-4: the checks that come before everything else.
-    fn caller(&self, op: &str, key: Option<&Arg>, now: i64) -> Result<(&Arc<AgentStore>, &Gene)> {
+    fn caller(&self, op: &str, key: Option<&Arg>, now: &CallTime) -> Result<(&Arc<AgentStore>, &Gene)> {
         let target = self.target.as_ref().ok_or_else(|| MemoryError::denied(NO_AGENT))?;
         let Some(gene) = &self.gene else {
             let key = match key {
                 Some(Arg::Str(s)) if parse_key(&Arg::Str(s.clone())).is_ok() => Some(s.as_str()),
                 _ => None,
             };
-            let mut batch = AuditBatch::new(&target.agent_id, now);
+            let mut batch = AuditBatch::new(&target.agent_id, now.ms());
             batch.bound_by(self.denials.as_ref());
             let denial = Denial { op, code: ErrorCode::AccessDenied.as_str(), reason: "no valid v2 id" };
             batch.deny(Actor::System, Subject { key, ..Subject::default() }, denial);
@@ -180,7 +181,7 @@ impl GeneMemory {
     /// JSON): like any call, identity comes first and expired entries are purged (§9), so a
     /// gene with no agent or no v2 id is denied whatever it sends; then `malformed`.
     pub fn reject_malformed(&self, op: &str, malformed: MemoryError, now: i64) -> MemoryError {
-        let store = match self.caller(op, None, now) {
+        let store = match self.caller(op, None, &now.into()) {
             Ok((store, _)) => store,
             Err(e) => return e,
         };
@@ -191,14 +192,17 @@ impl GeneMemory {
     }
 
     /// R-API-1.
-    pub fn read(&self, key: &Arg, category: &Arg, now: i64) -> Result<Option<Entry>> {
-        let (store, gene) = self.caller("read", Some(key), now)?;
+    ///
+    /// `now`: an `i64`, or `CallTime::system()` for the system clock, read only if needed.
+    pub fn read(&self, key: &Arg, category: &Arg, now: impl Into<CallTime>) -> Result<Option<Entry>> {
+        let now = now.into();
+        let (store, gene) = self.caller("read", Some(key), &now)?;
         // Most reads change nothing: no expired entry to purge, and the reader is already the
         // last accessor. Those run without the write lock.
-        let fast = store.read(now, self.look(), |reader| {
+        let fast = store.read(&now, self.look(), |reader| {
             // Bad input is reported by the write path, after the purge that comes first (§9).
-            let (Ok(key), Ok(category)) = (parse_key(key), parse_optional_category(category)) else { return Ok(Fast::WritePath) };
-            let Some(found) = reader.load_entry(&key)? else { return Ok(Fast::Answer(None)) };
+            let (Ok(key), Ok(category)) = (key_of(key), parse_optional_category(category)) else { return Ok(Fast::WritePath) };
+            let Some(found) = reader.load_entry(key)? else { return Ok(Fast::Answer(None)) };
             if category.is_some_and(|c| c != found.entry.category) {
                 return Ok(Fast::Answer(None));
             }
@@ -210,7 +214,7 @@ impl GeneMemory {
         if let Fast::Answer(result) = fast {
             return Ok(result);
         }
-        store.write(now, |tx| {
+        store.write(now.ms(), |tx| {
             tx.batch.bound_by(self.denials.as_ref());
             let key = parse_key(key)?;
             let category = parse_optional_category(category)?;
@@ -232,7 +236,7 @@ impl GeneMemory {
 
     /// R-API-2, R-QUO-3/4: validate, authorise, make room, then store the entry.
     pub fn write(&self, key: &Arg, value: Arg, category: &Arg, access: &Arg, retention: &Arg, now: i64) -> Result<Entry> {
-        let (store, gene) = self.caller("write", Some(key), now)?;
+        let (store, gene) = self.caller("write", Some(key), &now.into())?;
         store.write(now, move |tx| {
             tx.batch.bound_by(self.denials.as_ref());
             let request = WriteRequest::parse(key, value, category, access, retention)?;
@@ -249,8 +253,8 @@ impl GeneMemory {
 
     /// R-API-3, R-LIM-3/4.
     pub fn query(&self, filter: &Arg, now: i64) -> Result<Vec<Entry>> {
-        let (store, gene) = self.caller("query", None, now)?;
-        let fast = store.read(now, self.look(), |reader| {
+        let (store, gene) = self.caller("query", None, &now.into())?;
+        let fast = store.read(&now.into(), self.look(), |reader| {
             // Bad input is reported by the write path, after the purge that comes first (§9).
             let Ok(filter) = parse_filter(filter) else { return Ok(Fast::WritePath) };
             match run_query(reader.conn, &filter, gene) {
@@ -267,7 +271,7 @@ impl GeneMemory {
 
     /// R-API-4.
     pub fn delete(&self, key: &Arg, now: i64) -> Result<()> {
-        let (store, gene) = self.caller("delete", Some(key), now)?;
+        let (store, gene) = self.caller("delete", Some(key), &now.into())?;
         store.write(now, |tx| {
             tx.batch.bound_by(self.denials.as_ref());
             let key = parse_key(key)?;
@@ -611,7 +615,7 @@ pub fn list_agent_memory_matching(
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     };
-    match store.read(now, Look::Now, |reader| list(reader.conn).map(Fast::Answer))? {
+    match store.read(&now.into(), Look::Now, |reader| list(reader.conn).map(Fast::Answer))? {
         Fast::Answer(l) => Ok(l),
         Fast::WritePath => store.write(now, |tx| list(tx.conn)),
     }

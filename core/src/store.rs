@@ -14,7 +14,7 @@ use crate::integrity::{DbFile, Look};
 use crate::layout::{create_private_file, Layout};
 use crate::model::{AccessPolicy, Category, DataPolicy, Entry, RetentionPolicy, Scope, SharePolicy};
 use crate::quota::DEFAULT_QUOTA;
-use crate::time::MS_PER_DAY;
+use crate::time::{CallTime, MS_PER_DAY};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -319,7 +319,7 @@ impl AgentStore {
     ///
     /// `look`: how fresh the look for changes to the database file must be (`Look`); a read never
     /// writes, so it may rely on a recent one.
-    pub fn read<T>(&self, now: i64, look: Look, f: impl FnOnce(&mut Reader<'_>) -> Result<Fast<T>>) -> Result<Fast<T>> {
+    pub fn read<T>(&self, now: &CallTime, look: Look, f: impl FnOnce(&mut Reader<'_>) -> Result<Fast<T>>) -> Result<Fast<T>> {
         let mut guard = self.conn(look)?;
         let mut reader = guard.open().reader();
         let answer = f(&mut reader)?;
@@ -511,7 +511,7 @@ impl ExpiryCache {
     /// read. Call it right after that statement, or inside the transaction it ran in: SQLite's
     /// data version, which counts every commit of any connection or process, tells whether the
     /// cached value, or the lookup made now, belongs to that snapshot.
-    pub fn after_last_statement(&self, conn: &Connection, now: i64) -> Result<Expiry> {
+    pub fn after_last_statement(&self, conn: &Connection, now: &CallTime) -> Result<Expiry> {
         let version = data_version(conn)?;
         let next = match self.0.get() {
             Some((v, next)) if v == version => next,
@@ -524,7 +524,7 @@ impl ExpiryCache {
                 next
             }
         };
-        Ok(if next.is_some_and(|t| t <= now) { Expiry::Due } else { Expiry::NoneDue })
+        Ok(if next.is_some_and(|t| t <= now.ms()) { Expiry::Due } else { Expiry::NoneDue })
     }
 }
 
@@ -585,7 +585,7 @@ impl Tx<'_, '_> {
     /// R-RET-4: deletes every expired entry, with an audit line each.
     fn purge_expired(&mut self) -> Result<()> {
         // Inside the write transaction: no other commit can come between.
-        if self.expiry.after_last_statement(self.conn, self.now)? != Expiry::Due {
+        if self.expiry.after_last_statement(self.conn, &CallTime::from(self.now))? != Expiry::Due {
             return Ok(());
         }
         let mut stmt = self
