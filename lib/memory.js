@@ -106,7 +106,8 @@ function create(native) {
 
     readMemory(key, category) {
       try {
-        return this.#now ? read(this.#handle, key, category, this.#now()) : read(this.#handle, key, category)
+        if (this.#now) return read(this.#handle, key, category, this.#now())
+        return category === undefined ? read(this.#handle, key) : read(this.#handle, key, category)
       } catch (e) {
         throw toMemoryError(e)
       }

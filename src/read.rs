@@ -7,7 +7,8 @@
 use crate::convert::{Builder, JsAny};
 use crate::{call_time, guard, CoreResult};
 use napi::sys;
-use rotifer_memory_core::{GeneMemory, MemoryError};
+use rotifer_memory_core::time::CallTime;
+use rotifer_memory_core::{Arg, GeneMemory, MemoryError};
 use std::ffi::{c_void, CString};
 use std::ptr;
 use std::sync::Arc;
@@ -34,7 +35,7 @@ pub fn handle(env: sys::napi_env, memory: &Arc<GeneMemory>) -> CoreResult<sys::n
     Ok(external)
 }
 
-/// `read(handle, key, category, now)` with `makeEntry` bound: the function `lib/memory.js`
+/// `read(handle, key, category?, now?)` with `makeEntry` bound: the function `lib/memory.js`
 /// calls for `readMemory`.
 pub fn function(env: sys::napi_env, make_entry: &JsAny) -> CoreResult<sys::napi_value> {
     let b = Builder::new(env);
@@ -54,7 +55,6 @@ pub fn function(env: sys::napi_env, make_entry: &JsAny) -> CoreResult<sys::napi_
 
 unsafe extern "C" fn read(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     let mut argc = 4usize;
-    // Arguments not passed are `undefined`.
     let mut argv = [ptr::null_mut(); 4];
     let mut data: *mut c_void = ptr::null_mut();
     let result = guard(|| {
@@ -62,8 +62,11 @@ unsafe extern "C" fn read(env: sys::napi_env, info: sys::napi_callback_info) -> 
             return Err(MemoryError::storage("Node-API call failed: arguments"));
         }
         let memory = memory_of(env, argv[0])?;
-        let [_, key, category, now] = argv.map(|v| JsAny::from_raw(env, v));
-        let found = memory.read(&key.to_arg()?, &category.to_arg()?, call_time(&now)?)?;
+        // `argc` is now how many arguments were passed: the others are `undefined`, and need no
+        // look (`lib/memory.js` leaves out a category and a clock it does not have).
+        let arg = |i: usize| if i < argc { JsAny::from_raw(env, argv[i]).to_arg() } else { Ok(Arg::Undefined) };
+        let now = if argc > 3 { call_time(&JsAny::from_raw(env, argv[3]))? } else { CallTime::system() };
+        let found = memory.read(&arg(1)?, &arg(2)?, now)?;
         let b = Builder::new(env);
         match found {
             Some(e) => {
