@@ -478,3 +478,22 @@ fn stores_of_one_root_in_several_threads_append_whole_lines_to_one_log() {
     }
     assert_eq!(lines.len(), 400);
 }
+
+#[test]
+fn a_telemetry_log_moved_while_open_gets_the_next_events_at_its_path() {
+    if !rotifer_memory_core::audit::telemetry_enabled() {
+        return; // the environment opted out: no events to follow
+    }
+    let r = Root::new(1 << 20, DataPolicy::default());
+    let locked = obj(&[("readScope", s("CREATOR_GENE_ONLY")), ("writeScope", s("CREATOR_GENE_ONLY")), ("sharePolicy", s("PRIVATE"))]);
+    r.gene('a', "text").write(&s("k"), Arg::Bytes(vec![1]), &s("CACHE"), &locked, &Arg::Undefined, T0).unwrap();
+    let deny = || assert_eq!(r.gene('b', "text").read(&s("k"), &Arg::Undefined, T0).unwrap_err().code, ErrorCode::AccessDenied);
+    let telemetry = r.path.join(".rotifer/telemetry.jsonl");
+    deny();
+    assert_eq!(lines_of(&telemetry).len(), 1);
+    let moved = r.path.join(".rotifer/telemetry.old");
+    std::fs::rename(&telemetry, &moved).unwrap();
+    deny();
+    assert_eq!(lines_of(&moved).len(), 1, "nothing more in the moved file");
+    assert_eq!(lines_of(&telemetry).len(), 1, "a new file at the path");
+}
