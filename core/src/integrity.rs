@@ -586,19 +586,16 @@ impl PathWatch {
         Some(self)
     }
 
-    /// Whether the kernel reported a change, after a look at its queue no older than
-    /// `RECENT_LOOK` (every changing call makes one as it starts). The flag stays set.
+    /// Whether the kernel reported a change, after a look at its queue now. The flag stays set.
     pub fn changed(&self) -> bool {
         if let Some(w) = watcher() {
-            if !w.looked_recently() {
-                let _draining = lock(&w.draining);
-                w.drain();
-            }
+            let _draining = lock(&w.draining);
+            w.drain();
         }
         self.changed.load(Ordering::Acquire)
     }
 
-    /// The flag as the last look left it, with no look now.
+    /// The flag as the last look left it, with no look now: for a call that looked as it started.
     pub fn seen_changed(&self) -> bool {
         self.changed.load(Ordering::Acquire)
     }

@@ -315,7 +315,7 @@ impl OpenLogs {
     }
 
     /// The open log of `path` if its path still names it as far as the kernel reported (after
-    /// a look no older than `RECENT_LOOK`, or the one the calling call made if `looked`); else
+    /// a look now, or the one the calling call made as it started if `looked`); else
     /// `prepare`, and the log opened anew, kept if it can be watched. Under the lock, so that
     /// one process has one descriptor per log. A writer holds its own reference: a log replaced
     /// meanwhile is closed after its last write.

@@ -497,3 +497,20 @@ fn a_telemetry_log_moved_while_open_gets_the_next_events_at_its_path() {
     assert_eq!(lines_of(&moved).len(), 1, "nothing more in the moved file");
     assert_eq!(lines_of(&telemetry).len(), 1, "a new file at the path");
 }
+
+#[test]
+fn a_denial_made_before_any_store_call_also_finds_the_audit_log_moved() {
+    // A caller with no v2 id is denied before the store is used: its line is appended without
+    // the look a store call makes as it starts, so the append looks itself.
+    let r = Root::new(1 << 20, DataPolicy::default());
+    put(&r.gene('a', "text"), "k1", 10, "CACHE", T0).unwrap();
+    let audit = audit_of(&r);
+    let moved = r.path.join(".rotifer/moved.jsonl");
+    std::fs::rename(&audit, &moved).unwrap();
+    let anonymous = GeneMemory::open(GeneOptions { agent_id: Some("a".into()), gene_id: None, domain: None, root: Some(r.path.to_str().unwrap().into()) }).unwrap();
+    assert_eq!(anonymous.read(&s("k1"), &Arg::Undefined, T0).unwrap_err().code, ErrorCode::AccessDenied);
+    assert_eq!(lines_of(&moved).len(), 1, "nothing more in the moved file");
+    let now = lines_of(&audit);
+    assert_eq!(now.len(), 1);
+    assert!(now[0].contains("access_denied"), "{now:?}");
+}
