@@ -9,10 +9,14 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-/** A gene's memory handle; `GeneMemoryAccess` in `index.js` wraps it. */
+/**
+ * A gene's memory handle; `GeneMemoryAccess` in `index.js` wraps it. Reads go through
+ * `readFunction` (see `read.rs`) with the handle `readHandle` gives.
+ */
 export declare class NativeGeneMemory {
   constructor(options: JsAny)
-  read(key: JsAny, category: JsAny, now: JsAny, makeEntry: JsAny): JsOut
+  /** The handle of this memory for the function `readFunction` returns. */
+  readHandle(): JsOut
   write(key: JsAny, value: JsAny, category: JsAny, accessPolicy: JsAny, retentionPolicy: JsAny, now: JsAny, makeEntry: JsAny): JsOut
   query(filter: JsAny, now: JsAny, makeEntry: JsAny): JsOut
   delete(key: JsAny, now: JsAny): void
@@ -100,3 +104,6 @@ export declare function memoryErrorCodes(): Array<string>
 
 /** `parseMemoryQuota(text)`: bytes (R-QUO-2). */
 export declare function parseMemoryQuota(text: JsAny): number
+
+/** `read(handle, key, category, now?)`: `readMemory`, with `makeEntry` bound (see `read.rs`). */
+export declare function readFunction(makeEntry: JsAny): JsOut

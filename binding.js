@@ -850,3 +850,4 @@ module.exports.inspectAgentMemory = nativeBinding.inspectAgentMemory
 module.exports.listAgentMemory = nativeBinding.listAgentMemory
 module.exports.memoryErrorCodes = nativeBinding.memoryErrorCodes
 module.exports.parseMemoryQuota = nativeBinding.parseMemoryQuota
+module.exports.readFunction = nativeBinding.readFunction

@@ -32,6 +32,11 @@ impl FromNapiValue for JsAny {
 }
 
 impl JsAny {
+    /// A value a raw Node-API callback received.
+    pub fn from_raw(env: sys::napi_env, value: sys::napi_value) -> JsAny {
+        JsAny { env, value }
+    }
+
     pub fn to_arg(&self) -> Result<Arg, MemoryError> {
         unsafe { to_arg(self.env, self.value, 0) }
     }
@@ -101,12 +106,21 @@ unsafe fn to_arg(env: sys::napi_env, v: sys::napi_value, depth: u32) -> Result<A
 /// The string, or `None` if it holds a lone surrogate (which UTF-8 conversion would hide by
 /// replacing it with U+FFFD).
 unsafe fn get_string(env: sys::napi_env, v: sys::napi_value) -> Result<Option<String>, MemoryError> {
-    let mut len = 0usize;
-    check!(sys::napi_get_value_string_utf8(env, v, ptr::null_mut(), 0, &mut len), "string length");
-    let mut buf = vec![0u8; len + 1];
+    // Most strings (keys, ids) are short: one copy into a buffer on the stack, instead of asking
+    // V8 for the length first. It is whole if it left room for more than the terminating NUL.
+    let mut short = [0u8; 256];
     let mut written = 0usize;
-    check!(sys::napi_get_value_string_utf8(env, v, buf.as_mut_ptr().cast(), len + 1, &mut written), "string");
-    buf.truncate(written);
+    check!(sys::napi_get_value_string_utf8(env, v, short.as_mut_ptr().cast(), short.len(), &mut written), "string");
+    let buf = if written + 4 < short.len() {
+        short[..written].to_vec()
+    } else {
+        let mut len = 0usize;
+        check!(sys::napi_get_value_string_utf8(env, v, ptr::null_mut(), 0, &mut len), "string length");
+        let mut buf = vec![0u8; len + 1];
+        check!(sys::napi_get_value_string_utf8(env, v, buf.as_mut_ptr().cast(), len + 1, &mut written), "string");
+        buf.truncate(written);
+        buf
+    };
     let s = String::from_utf8(buf).map_err(|_| napi_failed("string is not UTF-8"))?;
     if !s.contains('\u{FFFD}') {
         return Ok(Some(s));

@@ -7,6 +7,7 @@
 
 mod convert;
 mod deployer;
+mod read;
 mod wasm;
 
 use convert::{Builder, JsAny, JsOut};
@@ -16,6 +17,7 @@ use rotifer_memory_core::memory::AgentOptions;
 use rotifer_memory_core::model::{check_test_gene_id, parse_data_policy, parse_key_prefix, parse_optional_category, parse_quota_arg};
 use rotifer_memory_core::{time, Arg, GeneMemory, GeneOptions, MemoryError, TestMemory};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 
 pub(crate) type CoreResult<T> = std::result::Result<T, MemoryError>;
 
@@ -36,19 +38,26 @@ pub(crate) fn guard<T>(f: impl FnOnce() -> CoreResult<T>) -> Result<T, String> {
     }
 }
 
-/// The clock of a call: the `now` the JS side passes (from its test clock), or the system's.
-pub(crate) fn now_ms(now: &JsAny) -> CoreResult<i64> {
+/// The clock of a call: the `now` the JS side passes (from its test clock), or the system's,
+/// read when the call first needs it.
+pub(crate) fn call_time(now: &JsAny) -> CoreResult<time::CallTime> {
     match now.to_arg()? {
-        Arg::Undefined | Arg::Null => Ok(time::system_now()),
-        Arg::Number(n) => time::check_now(n),
+        Arg::Undefined | Arg::Null => Ok(time::CallTime::system()),
+        Arg::Number(n) => time::check_now(n).map(time::CallTime::from),
         other => Err(MemoryError::invalid(format!("now() must return a number of milliseconds, not {}", other.kind()))),
     }
 }
 
-/// A gene's memory handle; `GeneMemoryAccess` in `index.js` wraps it.
+/// `call_time`, read now.
+pub(crate) fn now_ms(now: &JsAny) -> CoreResult<i64> {
+    Ok(call_time(now)?.ms())
+}
+
+/// A gene's memory handle; `GeneMemoryAccess` in `index.js` wraps it. Reads go through
+/// `readFunction` (see `read.rs`) with the handle `readHandle` gives.
 #[napi]
 pub struct NativeGeneMemory {
-    inner: GeneMemory,
+    inner: Arc<GeneMemory>,
 }
 
 #[napi]
@@ -57,21 +66,14 @@ impl NativeGeneMemory {
     pub fn new(options: JsAny) -> Result<Self, String> {
         guard(|| {
             let options = GeneOptions::parse(&options.to_arg()?, &["now"])?;
-            Ok(NativeGeneMemory { inner: GeneMemory::open(options)? })
+            Ok(NativeGeneMemory { inner: Arc::new(GeneMemory::open(options)?) })
         })
     }
 
+    /// The handle of this memory for the function `readFunction` returns.
     #[napi]
-    pub fn read(&self, env: Env, key: JsAny, category: JsAny, now: JsAny, make_entry: JsAny) -> Result<JsOut, String> {
-        guard(|| {
-            let b = Builder::new(env.raw());
-            let factory = b.factory(&make_entry)?;
-            let found = self.inner.read(&key.to_arg()?, &category.to_arg()?, now_ms(&now)?)?;
-            Ok(JsOut(match found {
-                Some(e) => b.entry(&e, factory)?,
-                None => b.null()?,
-            }))
-        })
+    pub fn read_handle(&self, env: Env) -> Result<JsOut, String> {
+        guard(|| Ok(JsOut(read::handle(env.raw(), &self.inner)?)))
     }
 
     #[napi]
@@ -116,6 +118,12 @@ impl NativeGeneMemory {
     pub fn delete(&self, key: JsAny, now: JsAny) -> Result<(), String> {
         guard(|| self.inner.delete(&key.to_arg()?, now_ms(&now)?))
     }
+}
+
+/// `read(handle, key, category, now?)`: `readMemory`, with `makeEntry` bound (see `read.rs`).
+#[napi]
+pub fn read_function(env: Env, make_entry: JsAny) -> Result<JsOut, String> {
+    guard(|| Ok(JsOut(read::function(env.raw(), &make_entry)?)))
 }
 
 /// `createAgentMemory({ agentId, root?, quota?, dataPolicy? })`.

@@ -106,6 +106,9 @@ pub struct AuditBatch<'a> {
     events: Vec<u8>,
     /// The gene handle's bound on refusal lines; `None` for the deployer's calls.
     denials: Option<Arc<DenialLog>>,
+    /// The call looked at the kernel's change reports as it started (`Look::Now`): the logs may
+    /// rely on that look instead of making another.
+    looked: bool,
 }
 
 /// The subject of a line: the entry's key, category and size, where known.
@@ -118,7 +121,13 @@ pub struct Subject<'a> {
 
 impl<'a> AuditBatch<'a> {
     pub fn new(agent_id: &'a str, now: i64) -> Self {
-        AuditBatch { agent_id, now, lines: Vec::new(), events: Vec::new(), denials: None }
+        AuditBatch { agent_id, now, lines: Vec::new(), events: Vec::new(), denials: None, looked: false }
+    }
+
+    /// For a call that looked at the kernel's change reports as it started (`Look::Now`).
+    pub fn after_a_look(mut self) -> Self {
+        self.looked = true;
+        self
     }
 
     /// Refusals recorded from now on count against `log` (one gene handle's bound).
@@ -251,14 +260,7 @@ impl<'a> AuditBatch<'a> {
         if self.lines.is_empty() {
             return Ok(());
         }
-        let path = layout.audit_path();
-        // `.rotifer` must be a real folder (O_NOFOLLOW guards only the file itself). It almost
-        // always is: one lookup, and the full check (which creates it) only when it is not.
-        match std::fs::symlink_metadata(layout.rotifer_dir()) {
-            Ok(m) if m.file_type().is_dir() => crate::layout::refuse_untrusted_dir(&layout.rotifer_dir(), &m)?,
-            _ => layout.ensure_dirs(false)?,
-        }
-        append_lines(&path, &self.lines)
+        append_lines(&layout.audit_path(), &self.lines, self.looked, &|| layout.ensure_log_dir())
             .map_err(|e| MemoryError::storage(format!("the audit log could not be written: {}; nothing was changed", e.message)))?;
         self.lines.clear();
         Ok(())
@@ -267,7 +269,7 @@ impl<'a> AuditBatch<'a> {
     /// Writes the telemetry events. Best effort: telemetry never fails a call.
     pub fn flush_telemetry(&mut self, layout: &Layout) {
         if !self.events.is_empty() {
-            let _ = append_lines(&layout.telemetry_path(), &self.events);
+            let _ = append_lines(&layout.telemetry_path(), &self.events, self.looked, &|| layout.ensure_log_dir());
             self.events.clear();
         }
     }

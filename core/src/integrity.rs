@@ -6,6 +6,10 @@
 //! Checking takes a handful of file lookups, too many for every read; so the kernel is asked to
 //! report changes (inotify) to the file and to the folders that name it, and the check runs only
 //! after one. Where nothing can be watched, every call checks.
+//!
+//! Reading the kernel's queue is itself a system call, a fifth of a read miss: a read may rely on
+//! a look that any call of this process made in the last `RECENT_LOOK` (see `Look`). Every call
+//! that writes, or may, looks itself.
 
 use crate::error::Result;
 use crate::store::storage;
@@ -13,8 +17,28 @@ use std::collections::HashMap;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
+
+/// How fresh the look at the kernel's change reports must be for a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Look {
+    /// Read the queue now: every call that writes or may write (a commit may checkpoint, which
+    /// must never copy the WAL into a file restored in place), a handle's first read, the
+    /// deployer's calls, a store's close.
+    Now,
+    /// A gene's read: a look that any call of this process made in the last `RECENT_LOOK` is
+    /// enough. So a read sees every change made at least `RECENT_LOOK` before it starts; one made
+    /// in the instant before may go unseen by it, which then answers as if it had started just
+    /// before the change (what a read running while the change is made sees anyway).
+    Recent,
+}
+
+/// How old a look at the queue a read may rely on: in a loop of reads (a few µs each), one in
+/// about thirty reads the queue, a negligible cost; a person or another process making a change
+/// and then calling is never that quick.
+pub const RECENT_LOOK: Duration = Duration::from_micros(100);
 
 /// The database file a store opened: if the path stops naming it (moved, replaced, deleted,
 /// a file in place of the folder), or it is overwritten or truncated in place, every call fails
@@ -131,11 +155,12 @@ impl DbFile {
         self.check_header("was overwritten while in use; nothing was changed. Restore the database file, then restart the process")
     }
 
-    /// `check`, when something may have changed since the last one: the kernel tells (inotify),
-    /// so a call on an untouched store costs one non-blocking read instead of five file lookups.
-    pub fn check_if_changed(&self, conn: &rusqlite::Connection) -> Result<()> {
+    /// `check`, when something may have changed since the last look `look` allows: the kernel
+    /// tells (inotify), so a call on an untouched store costs at most one non-blocking read
+    /// instead of five file lookups, and a read usually none.
+    pub fn check_if_changed(&self, conn: &rusqlite::Connection, look: Look) -> Result<()> {
         let Some(w) = &self.watch else { return self.check() };
-        let (changed, written) = w.take_changed();
+        let (changed, written) = w.take_changed(look);
         if !changed && !written {
             return Ok(());
         }
@@ -344,6 +369,10 @@ struct Watcher {
     /// Held from reading the queue to taking a store's flag, so that a thread never takes its
     /// flag while another thread still holds an event it has read but not yet marked.
     draining: Mutex<()>,
+    /// When the queue was last read empty (ns since `epoch`): every event queued before then has
+    /// set its flags.
+    looked: AtomicU64,
+    epoch: Instant,
 }
 
 fn watcher() -> Option<&'static Watcher> {
@@ -351,7 +380,13 @@ fn watcher() -> Option<&'static Watcher> {
     WATCHER
         .get_or_init(|| {
             let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
-            (fd >= 0).then(|| Watcher { fd, flags: Mutex::new(HashMap::new()), draining: Mutex::new(()) })
+            (fd >= 0).then(|| Watcher {
+                fd,
+                flags: Mutex::new(HashMap::new()),
+                draining: Mutex::new(()),
+                looked: AtomicU64::new(0),
+                epoch: Instant::now(),
+            })
         })
         .as_ref()
 }
@@ -360,7 +395,9 @@ impl Watcher {
     /// Watches `path` for `mask`; `flag` is set by the events in `events`.
     fn add(&self, path: &Path, mask: u32, flag: &Arc<AtomicBool>, events: u32) -> Option<libc::c_int> {
         let c = CString::new(path.as_os_str().as_bytes()).ok()?;
-        let wd = unsafe { libc::inotify_add_watch(self.fd, c.as_ptr(), mask | libc::IN_DONT_FOLLOW) };
+        // IN_MASK_ADD: a path watched for several reasons (a database's folder, a log's folder)
+        // keeps every event any of them asked for; each flag still takes only its own.
+        let wd = unsafe { libc::inotify_add_watch(self.fd, c.as_ptr(), mask | libc::IN_DONT_FOLLOW | libc::IN_MASK_ADD) };
         if wd < 0 {
             return None;
         }
@@ -369,12 +406,25 @@ impl Watcher {
         Some(wd)
     }
 
+    fn elapsed_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+
+    /// Whether the queue was read empty in the last `RECENT_LOOK`.
+    fn looked_recently(&self) -> bool {
+        let looked = self.looked.load(Ordering::Acquire);
+        looked != 0 && self.elapsed_ns().saturating_sub(looked) < RECENT_LOOK.as_nanos() as u64
+    }
+
     /// Reads every pending event and marks the stores they concern.
     fn drain(&self) {
         let mut buf = [0u64; 512]; // aligned for inotify_event
         loop {
+            // Taken before the read: an event queued after it may be missed by this read.
+            let before = self.elapsed_ns().max(1);
             let n = unsafe { libc::read(self.fd, buf.as_mut_ptr().cast(), std::mem::size_of_val(&buf)) };
             if n <= 0 {
+                self.looked.fetch_max(before, Ordering::AcqRel);
                 return; // EAGAIN: nothing more
             }
             let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, n as usize) };
@@ -419,7 +469,7 @@ struct Watch {
     changed: Arc<AtomicBool>,
     /// Set when the database file is written to: was it a checkpoint?
     written: Arc<AtomicBool>,
-    wds: Vec<(libc::c_int, Arc<AtomicBool>)>,
+    wds: Subscriptions,
 }
 
 impl Watch {
@@ -431,25 +481,31 @@ impl Watch {
         let dir_mask = libc::IN_CREATE | libc::IN_DELETE | libc::IN_MOVED_FROM | libc::IN_MOVED_TO | libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
         // The root and every folder above it: only their own moves and deletions matter.
         let ancestor_mask = libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
-        let mut watch = Watch { changed: Arc::new(AtomicBool::new(false)), written: Arc::new(AtomicBool::new(false)), wds: Vec::new() };
+        let mut watch = Watch { changed: Arc::new(AtomicBool::new(false)), written: Arc::new(AtomicBool::new(false)), wds: Subscriptions(Vec::new()) };
         let targets = [(db, file_mask), (memory_dir, dir_mask), (rotifer_dir, dir_mask)]
             .into_iter()
             .chain(root.ancestors().map(|a| (a, ancestor_mask)));
         for (path, mask) in targets {
             // One that cannot be watched (a watch limit, a file system without inotify): no
             // watch at all, and every call checks. Dropping `watch` removes the others.
-            let wd = w.add(path, mask, &watch.changed, ANY_EVENT)?;
-            watch.wds.push((wd, watch.changed.clone()));
+            watch.wds.add(w, path, mask, &watch.changed, ANY_EVENT)?;
         }
-        let wd = w.add(db, file_mask, &watch.written, libc::IN_MODIFY)?;
-        watch.wds.push((wd, watch.written.clone()));
+        watch.wds.add(w, db, file_mask, &watch.written, libc::IN_MODIFY)?;
         Some(watch)
     }
 
     /// Whether anything changed, and whether the database file was written to, since the last
-    /// time; both flags are cleared.
-    fn take_changed(&self) -> (bool, bool) {
+    /// time; both flags are cleared. With `Look::Recent`, the queue is read only if nobody read
+    /// it in the last `RECENT_LOOK` (or a flag is set).
+    fn take_changed(&self, look: Look) -> (bool, bool) {
         let Some(w) = watcher() else { return (true, false) };
+        if look == Look::Recent
+            && w.looked_recently()
+            && !self.changed.load(Ordering::Acquire)
+            && !self.written.load(Ordering::Acquire)
+        {
+            return (false, false);
+        }
         let _draining = lock(&w.draining);
         w.drain();
         (self.changed.swap(false, Ordering::AcqRel), self.written.swap(false, Ordering::AcqRel))
@@ -472,12 +528,75 @@ impl Watch {
     }
 }
 
-impl Drop for Watch {
+/// Watch descriptors and the flags they set, removed on drop.
+struct Subscriptions(Vec<(libc::c_int, Arc<AtomicBool>)>);
+
+impl Subscriptions {
+    fn add(&mut self, w: &Watcher, path: &Path, mask: u32, flag: &Arc<AtomicBool>, events: u32) -> Option<()> {
+        let wd = w.add(path, mask, flag, events)?;
+        self.0.push((wd, flag.clone()));
+        Some(())
+    }
+}
+
+impl Drop for Subscriptions {
     fn drop(&mut self) {
         if let Some(w) = watcher() {
-            for (wd, flag) in &self.wds {
+            for (wd, flag) in &self.0 {
                 w.remove(*wd, flag);
             }
         }
+    }
+}
+
+/// Whether a path may no longer name the file opened through it: for the logs that
+/// `layout::append_lines` keeps open. The kernel sets the flag when the file is moved, deleted
+/// or has its owner, mode or links changed, when an entry of its folder is created, removed or
+/// renamed or the folder's owner or mode changes, and when the folder or any folder above it
+/// (by the path as given and by its real path) is moved or removed.
+pub struct PathWatch {
+    changed: Arc<AtomicBool>,
+    wds: Subscriptions,
+}
+
+impl PathWatch {
+    /// Watches the folders of `file` (before it is opened, so that nothing done meanwhile goes
+    /// unreported); `None` where they cannot be watched.
+    pub fn folders_of(file: &Path) -> Option<PathWatch> {
+        let w = watcher()?;
+        let dir = file.parent()?;
+        let real = std::fs::canonicalize(dir).ok()?;
+        let dir_mask = libc::IN_ATTRIB | libc::IN_CREATE | libc::IN_DELETE | libc::IN_MOVED_FROM | libc::IN_MOVED_TO | libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
+        let ancestor_mask = libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
+        let mut watch = PathWatch { changed: Arc::new(AtomicBool::new(false)), wds: Subscriptions(Vec::new()) };
+        let targets = [(dir, dir_mask), (real.as_path(), dir_mask)]
+            .into_iter()
+            .chain(dir.ancestors().skip(1).chain(real.ancestors().skip(1)).map(|a| (a, ancestor_mask)));
+        for (path, mask) in targets {
+            watch.wds.add(w, path, mask, &watch.changed, ANY_EVENT)?;
+        }
+        Some(watch)
+    }
+
+    /// Adds the file itself, once it is open.
+    pub fn file(mut self, file: &Path) -> Option<PathWatch> {
+        let w = watcher()?;
+        let mask = libc::IN_ATTRIB | libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
+        self.wds.add(w, file, mask, &self.changed.clone(), ANY_EVENT)?;
+        Some(self)
+    }
+
+    /// Whether the kernel reported a change, after a look at its queue now. The flag stays set.
+    pub fn changed(&self) -> bool {
+        if let Some(w) = watcher() {
+            let _draining = lock(&w.draining);
+            w.drain();
+        }
+        self.changed.load(Ordering::Acquire)
+    }
+
+    /// The flag as the last look left it, with no look now: for a call that looked as it started.
+    pub fn seen_changed(&self) -> bool {
+        self.changed.load(Ordering::Acquire)
     }
 }

@@ -4,11 +4,15 @@
 //! name, as OpenSSH's StrictModes does. One `refuse_…` function per check.
 
 use crate::error::{MemoryError, Result};
+use crate::integrity::PathWatch;
+use std::collections::HashMap;
 use std::fs::{self, DirBuilder, File, Metadata, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The files of one project root.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -65,6 +69,16 @@ impl Layout {
     }
     pub fn telemetry_path(&self) -> PathBuf {
         self.root.join(".rotifer").join("telemetry.jsonl")
+    }
+
+    /// `.rotifer` as the logs need it: a real folder we trust (O_NOFOLLOW guards only the log
+    /// itself). It almost always is: one lookup, and the full check (which creates it) only
+    /// when it is not.
+    pub fn ensure_log_dir(&self) -> Result<()> {
+        match fs::symlink_metadata(self.rotifer_dir()) {
+            Ok(m) if m.file_type().is_dir() => refuse_untrusted_dir(&self.rotifer_dir(), &m),
+            _ => self.ensure_dirs(false),
+        }
     }
 
     /// Makes `.rotifer/` and, with `memory`, `.rotifer/memory/` (0700). An existing one must be
@@ -173,36 +187,169 @@ pub fn refuse_hard_linked(path: &Path, meta: &Metadata) -> Result<()> {
 /// The file is never reached through a symlink, and must be a regular file we can trust
 /// (`refuse_untrusted_file`): nothing is written to one that is not. If an earlier,
 /// failed append left a partial line, a newline is put first so that every line stays whole.
-pub fn append_lines(path: &Path, bytes: &[u8]) -> Result<()> {
-    let failed = |e: std::io::Error| {
-        MemoryError::storage(format!("cannot append to {} ({e}); make it a writable regular file", path.display()))
-    };
-    let mut file: File = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(failed)?;
-    let meta = file.metadata().map_err(failed)?;
-    if !meta.is_file() {
-        return Err(failed(std::io::Error::other("not a regular file")));
+/// `prepare` runs before the file is (re)opened: the checks of its folder. `looked`: the calling
+/// call read the kernel's change reports as it started, and this append relies on that look.
+///
+/// The descriptor stays open, one per path for the whole process (`OpenLog`), as long as the
+/// kernel reports no change to the path (`PathWatch`): a log moved, replaced or deleted by hand
+/// gets a new file at its path, never lines in the old one. The owner, mode and link checks run
+/// on every append, through the open descriptor (`fstat`): a log made writable by others is
+/// refused from the next append on. Where nothing can be watched, the file is opened for each
+/// append.
+pub fn append_lines(path: &Path, bytes: &[u8], looked: bool, prepare: &dyn Fn() -> Result<()>) -> Result<()> {
+    let mut log = open_logs().get_or_open(path, looked, prepare)?;
+    for reopened in [false, true] {
+        // One append at a time per log in this process: none sees another's half-done write.
+        let _appending = log.appending.lock().unwrap_or_else(|e| e.into_inner());
+        let meta = log.file.metadata().map_err(|e| append_failed(path, e))?;
+        if meta.nlink() == 0 && !reopened {
+            // Deleted with no report from its folder (it has no name left): a new one.
+            drop(_appending);
+            open_logs().forget(path, &log);
+            log = open_logs().get_or_open(path, false, prepare)?;
+            continue;
+        }
+        refuse_untrusted_file(path, &meta)?;
+        return log.append(path, &meta, bytes);
     }
-    refuse_untrusted_file(path, &meta)?;
-    let mut needs_newline = false;
-    if meta.len() > 0 {
-        let mut last = [0u8; 1];
-        file.read_exact_at(&mut last, meta.len() - 1).map_err(failed)?;
-        needs_newline = last[0] != b'\n';
+    Err(append_failed(path, "it was deleted as it was opened"))
+}
+
+fn append_failed(path: &Path, e: impl std::fmt::Display) -> MemoryError {
+    MemoryError::storage(format!("cannot append to {} ({e}); make it a writable regular file", path.display()))
+}
+
+/// A log file opened for appending, and what tells whether its path still names it.
+struct OpenLog {
+    file: File,
+    /// `None` where the path cannot be watched: the log is then not kept.
+    watch: Option<PathWatch>,
+    /// The file's size after this process's last whole append, `u64::MAX` if unknown: at that
+    /// size, the file ends with a line of ours and needs no look at its last byte.
+    end: AtomicU64,
+    /// Held for one append.
+    appending: Mutex<()>,
+}
+
+impl OpenLog {
+    /// Opens the log at `path` (creating it 0600), watched from before the open; refuses what is
+    /// not a regular file.
+    fn open(path: &Path) -> Result<Arc<OpenLog>> {
+        let watch = PathWatch::folders_of(path);
+        let file: File = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)
+            .map_err(|e| append_failed(path, e))?;
+        if !file.metadata().map_err(|e| append_failed(path, e))?.is_file() {
+            return Err(append_failed(path, "not a regular file"));
+        }
+        let watch = watch.and_then(|w| w.file(path));
+        Ok(Arc::new(OpenLog { file, watch, end: AtomicU64::new(u64::MAX), appending: Mutex::new(()) }))
     }
-    if needs_newline {
-        let mut buf = Vec::with_capacity(bytes.len() + 1);
-        buf.push(b'\n');
-        buf.extend_from_slice(bytes);
-        file.write_all(&buf).map_err(failed)
-    } else {
-        file.write_all(bytes).map_err(failed)
+
+    /// Whether the file ends with a partial line (an earlier append that failed part-way), to
+    /// be ended before the next line. Another process's write in progress can show as one for
+    /// a moment (a line across a page boundary grows the file twice): the end is looked at
+    /// again while the size moves.
+    fn ends_mid_line(&self, mut len: u64) -> std::io::Result<bool> {
+        for _ in 0..3 {
+            if len == 0 || len == self.end.load(Ordering::Acquire) {
+                return Ok(false);
+            }
+            let mut last = [0u8; 1];
+            self.file.read_exact_at(&mut last, len - 1)?;
+            if last[0] == b'\n' {
+                return Ok(false);
+            }
+            let now = self.file.metadata()?.len();
+            if now == len {
+                return Ok(true);
+            }
+            len = now;
+        }
+        Ok(true)
+    }
+
+    /// One `write` of the lines (O_APPEND: never interleaved with another writer's), after a
+    /// newline if the file ends with a partial line.
+    fn append(&self, path: &Path, meta: &Metadata, bytes: &[u8]) -> Result<()> {
+        let failed = |e: std::io::Error| append_failed(path, e);
+        let written = if self.ends_mid_line(meta.len()).map_err(failed)? {
+            let mut buf = Vec::with_capacity(bytes.len() + 1);
+            buf.push(b'\n');
+            buf.extend_from_slice(bytes);
+            (&self.file).write_all(&buf).map(|()| buf.len())
+        } else {
+            (&self.file).write_all(bytes).map(|()| bytes.len())
+        };
+        match written {
+            // Another writer appending meanwhile makes this wrong, and the next look reads the byte.
+            Ok(n) => self.end.store(meta.len() + n as u64, Ordering::Release),
+            Err(e) => {
+                self.end.store(u64::MAX, Ordering::Release);
+                return Err(failed(e));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The logs kept open, by path: few per process (an audit and a telemetry log per project root).
+struct OpenLogs(Mutex<HashMap<PathBuf, Arc<OpenLog>>>);
+
+/// How many logs stay open at most (test memories each have a root of their own).
+const MAX_OPEN_LOGS: usize = 16;
+
+fn open_logs() -> &'static OpenLogs {
+    static LOGS: OnceLock<OpenLogs> = OnceLock::new();
+    LOGS.get_or_init(|| OpenLogs(Mutex::new(HashMap::new())))
+}
+
+impl OpenLogs {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Arc<OpenLog>>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The open log of `path` if its path still names it as far as the kernel reported (after
+    /// a look now, or the one the calling call made as it started if `looked`); else
+    /// `prepare`, and the log opened anew, kept if it can be watched. Under the lock, so that
+    /// one process has one descriptor per log. A writer holds its own reference: a log replaced
+    /// meanwhile is closed after its last write.
+    fn get_or_open(&self, path: &Path, looked: bool, prepare: &dyn Fn() -> Result<()>) -> Result<Arc<OpenLog>> {
+        let mut logs = self.lock();
+        if let Some(log) = logs.get(path) {
+            let changed = match &log.watch {
+                Some(w) if looked => w.seen_changed(),
+                Some(w) => w.changed(),
+                None => true,
+            };
+            if !changed {
+                return Ok(log.clone());
+            }
+            logs.remove(path);
+        }
+        prepare()?;
+        let log = OpenLog::open(path)?;
+        if log.watch.is_some() {
+            // Logs whose path changed (a removed test memory's root) are closed.
+            logs.retain(|_, l| !l.watch.as_ref().is_none_or(PathWatch::seen_changed));
+            if logs.len() >= MAX_OPEN_LOGS {
+                logs.clear();
+            }
+            logs.insert(path.to_path_buf(), log.clone());
+        }
+        Ok(log)
+    }
+
+    fn forget(&self, path: &Path, log: &Arc<OpenLog>) {
+        let mut logs = self.lock();
+        if logs.get(path).is_some_and(|l| Arc::ptr_eq(l, log)) {
+            logs.remove(path);
+        }
     }
 }
 

@@ -9,12 +9,15 @@ use crate::access::{data_policy_violation, denial_reason, scope_admits, unsuppor
 use crate::arg::Arg;
 use crate::audit::{Action, Actor, AuditBatch, Denial, DenialLog, QuotaFacts, Subject};
 use crate::error::{ErrorCode, MemoryError, Result};
+use crate::integrity::Look;
+use crate::time::CallTime;
 use crate::layout::Layout;
 use crate::model::*;
 use crate::store::{load_entry, AgentStore, Fast, IfMissing, StoredEntry, Tx, ENTRY_COLUMNS};
 use rusqlite::Connection;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 const NO_AGENT: &str = "memory works only inside an agent: this gene runs on its own (no agentId), so every memory call is denied. Run it with `rotifer agent run`, or use `rotifer test` / createTestMemory() to try it";
@@ -94,6 +97,9 @@ struct Target {
     agent_id: String,
     /// Opened on first use, so that a broken store fails calls, not construction.
     store: OnceLock<Arc<AgentStore>>,
+    /// Whether this handle made a read: its first one looks for changes to the database itself
+    /// (`Look::Now`), later ones may rely on a recent look (`Look::Recent`).
+    read_before: AtomicBool,
 }
 
 impl Target {
@@ -104,6 +110,15 @@ impl Target {
         let opened = AgentStore::open(&self.layout, &self.agent_id, IfMissing::Create)?
             .ok_or_else(|| MemoryError::storage("memory could not be opened"))?;
         Ok(self.store.get_or_init(|| opened))
+    }
+
+    /// How fresh the look for changes must be for a read of this handle.
+    fn look(&self) -> Look {
+        if self.read_before.load(Ordering::Relaxed) {
+            return Look::Recent;
+        }
+        self.read_before.store(true, Ordering::Relaxed);
+        Look::Now
     }
 }
 
@@ -118,7 +133,7 @@ pub struct GeneMemory {
 impl GeneMemory {
     pub fn open(o: GeneOptions) -> Result<GeneMemory> {
         let target = match o.agent_id {
-            Some(agent_id) => Some(Target { layout: Layout::resolve(o.root.as_deref())?, agent_id, store: OnceLock::new() }),
+            Some(agent_id) => Some(Target { layout: Layout::resolve(o.root.as_deref())?, agent_id, store: OnceLock::new(), read_before: AtomicBool::new(false) }),
             None => None,
         };
         Ok(GeneMemory::with(target, Self::gene(o.gene_id, o.domain)))
@@ -133,20 +148,25 @@ impl GeneMemory {
         id.filter(|id| is_valid_gene_id(id)).map(|id| Gene { id, domain })
     }
 
+    /// How fresh the look for changes to the database must be for this handle's next read.
+    fn look(&self) -> Look {
+        self.target.as_ref().map_or(Look::Now, Target::look)
+    }
+
     /// The agent id, if this memory belongs to an agent.
     pub fn agent_id(&self) -> Option<&str> {
         self.target.as_ref().map(|t| t.agent_id.as_str())
     }
 
     /// R-ACC-5 and R-ACC-4: the checks that come before everything else.
-    fn caller(&self, op: &str, key: Option<&Arg>, now: i64) -> Result<(&Arc<AgentStore>, &Gene)> {
+    fn caller(&self, op: &str, key: Option<&Arg>, now: &CallTime) -> Result<(&Arc<AgentStore>, &Gene)> {
         let target = self.target.as_ref().ok_or_else(|| MemoryError::denied(NO_AGENT))?;
         let Some(gene) = &self.gene else {
             let key = match key {
                 Some(Arg::Str(s)) if parse_key(&Arg::Str(s.clone())).is_ok() => Some(s.as_str()),
                 _ => None,
             };
-            let mut batch = AuditBatch::new(&target.agent_id, now);
+            let mut batch = AuditBatch::new(&target.agent_id, now.ms());
             batch.bound_by(self.denials.as_ref());
             let denial = Denial { op, code: ErrorCode::AccessDenied.as_str(), reason: "no valid v2 id" };
             batch.deny(Actor::System, Subject { key, ..Subject::default() }, denial);
@@ -161,7 +181,7 @@ impl GeneMemory {
     /// JSON): like any call, identity comes first and expired entries are purged (§9), so a
     /// gene with no agent or no v2 id is denied whatever it sends; then `malformed`.
     pub fn reject_malformed(&self, op: &str, malformed: MemoryError, now: i64) -> MemoryError {
-        let store = match self.caller(op, None, now) {
+        let store = match self.caller(op, None, &now.into()) {
             Ok((store, _)) => store,
             Err(e) => return e,
         };
@@ -172,14 +192,17 @@ impl GeneMemory {
     }
 
     /// R-API-1.
-    pub fn read(&self, key: &Arg, category: &Arg, now: i64) -> Result<Option<Entry>> {
-        let (store, gene) = self.caller("read", Some(key), now)?;
+    ///
+    /// `now`: an `i64`, or `CallTime::system()` for the system clock, read only if needed.
+    pub fn read(&self, key: &Arg, category: &Arg, now: impl Into<CallTime>) -> Result<Option<Entry>> {
+        let now = now.into();
+        let (store, gene) = self.caller("read", Some(key), &now)?;
         // Most reads change nothing: no expired entry to purge, and the reader is already the
         // last accessor. Those run without the write lock.
-        let fast = store.read(now, |conn| {
+        let fast = store.read(&now, self.look(), |reader| {
             // Bad input is reported by the write path, after the purge that comes first (§9).
-            let (Ok(key), Ok(category)) = (parse_key(key), parse_optional_category(category)) else { return Ok(Fast::WritePath) };
-            let Some(found) = load_entry(conn, &key)? else { return Ok(Fast::Answer(None)) };
+            let (Ok(key), Ok(category)) = (key_of(key), parse_optional_category(category)) else { return Ok(Fast::WritePath) };
+            let Some(found) = reader.load_entry(key)? else { return Ok(Fast::Answer(None)) };
             if category.is_some_and(|c| c != found.entry.category) {
                 return Ok(Fast::Answer(None));
             }
@@ -191,7 +214,7 @@ impl GeneMemory {
         if let Fast::Answer(result) = fast {
             return Ok(result);
         }
-        store.write(now, |tx| {
+        store.write(now.ms(), |tx| {
             tx.batch.bound_by(self.denials.as_ref());
             let key = parse_key(key)?;
             let category = parse_optional_category(category)?;
@@ -213,7 +236,7 @@ impl GeneMemory {
 
     /// R-API-2, R-QUO-3/4: validate, authorise, make room, then store the entry.
     pub fn write(&self, key: &Arg, value: Arg, category: &Arg, access: &Arg, retention: &Arg, now: i64) -> Result<Entry> {
-        let (store, gene) = self.caller("write", Some(key), now)?;
+        let (store, gene) = self.caller("write", Some(key), &now.into())?;
         store.write(now, move |tx| {
             tx.batch.bound_by(self.denials.as_ref());
             let request = WriteRequest::parse(key, value, category, access, retention)?;
@@ -230,11 +253,11 @@ impl GeneMemory {
 
     /// R-API-3, R-LIM-3/4.
     pub fn query(&self, filter: &Arg, now: i64) -> Result<Vec<Entry>> {
-        let (store, gene) = self.caller("query", None, now)?;
-        let fast = store.read(now, |conn| {
+        let (store, gene) = self.caller("query", None, &now.into())?;
+        let fast = store.read(&now.into(), self.look(), |reader| {
             // Bad input is reported by the write path, after the purge that comes first (§9).
             let Ok(filter) = parse_filter(filter) else { return Ok(Fast::WritePath) };
-            match run_query(conn, &filter, gene) {
+            match run_query(reader.conn, &filter, gene) {
                 Ok(entries) => Ok(Fast::Answer(entries)),
                 Err(e) if e.code == ErrorCode::StorageError => Err(e),
                 Err(_) => Ok(Fast::WritePath),
@@ -248,7 +271,7 @@ impl GeneMemory {
 
     /// R-API-4.
     pub fn delete(&self, key: &Arg, now: i64) -> Result<()> {
-        let (store, gene) = self.caller("delete", Some(key), now)?;
+        let (store, gene) = self.caller("delete", Some(key), &now.into())?;
         store.write(now, |tx| {
             tx.batch.bound_by(self.denials.as_ref());
             let key = parse_key(key)?;
@@ -610,7 +633,7 @@ pub fn list_agent_memory_matching(
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     };
-    match store.read(now, |conn| list(conn).map(Fast::Answer))? {
+    match store.read(&now.into(), Look::Now, |reader| list(reader.conn).map(Fast::Answer))? {
         Fast::Answer(l) => Ok(l),
         Fast::WritePath => store.write(now, |tx| list(tx.conn)),
     }
@@ -819,7 +842,7 @@ impl TestMemory {
         let store = OnceLock::new();
         let _ = store.set(self.store.clone());
         Ok(GeneMemory::with(
-            Some(Target { layout: self.store.layout.clone(), agent_id: TEST_AGENT_ID.to_string(), store }),
+            Some(Target { layout: self.store.layout.clone(), agent_id: TEST_AGENT_ID.to_string(), store, read_before: AtomicBool::new(false) }),
             GeneMemory::gene(gene_id, domain),
         ))
     }

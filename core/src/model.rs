@@ -192,6 +192,11 @@ pub fn entry_size(key: &str, value_len: usize) -> u64 {
 
 /// R-LIM-1.
 pub fn parse_key(arg: &Arg) -> Result<String> {
+    key_of(arg).map(str::to_string)
+}
+
+/// R-LIM-1: the key, checked, borrowed from the argument.
+pub fn key_of(arg: &Arg) -> Result<&str> {
     match arg {
         Arg::Str(s) => {
             if s.is_empty() {
@@ -204,7 +209,7 @@ pub fn parse_key(arg: &Arg) -> Result<String> {
                     s.len()
                 )))
             } else {
-                Ok(s.clone())
+                Ok(s)
             }
         }
         Arg::InvalidStr => Err(MemoryError::invalid(

@@ -10,14 +10,15 @@
 use crate::access::Gene;
 use crate::audit::{Action, Actor, AuditBatch, Subject};
 use crate::error::{ErrorCode, MemoryError, Result};
-use crate::integrity::DbFile;
+use crate::integrity::{DbFile, Look};
 use crate::layout::{create_private_file, Layout};
 use crate::model::{AccessPolicy, Category, DataPolicy, Entry, RetentionPolicy, Scope, SharePolicy};
 use crate::quota::DEFAULT_QUOTA;
-use crate::time::MS_PER_DAY;
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use crate::time::{CallTime, MS_PER_DAY};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
@@ -169,17 +170,28 @@ pub struct AgentStore {
     pub layout: Layout,
     /// The connection and the descriptor of the file it was checked through; `None` once closed.
     open: Mutex<Option<Open>>,
-    next_expiry: ExpiryCache,
     /// This database path's place in the registry: closing happens under its lock.
     slot: Arc<Slot>,
 }
 
-/// What an open store holds of its database: SQLite's connection, and the one plain descriptor
-/// of the file that this process keeps (the file checks read through it).
+/// What an open store holds of its database: SQLite's connection, the key lookup prepared on
+/// it, and the one plain descriptor of the file that this process keeps (the file checks read
+/// through it).
 struct Open {
-    conn: Connection,
+    /// `load_entry`'s statement, prepared once: looking it up in rusqlite's statement cache (by
+    /// its SQL text) cost a tenth of a read miss. It borrows `*conn`, which therefore lives on the
+    /// heap (it never moves) and is freed only after it (`Drop`).
+    load: Option<rusqlite::Statement<'static>>,
+    conn: NonNull<Connection>,
     file: DbFile,
+    /// The earliest expiry, with the data version it was read at.
+    expiry: ExpiryCache,
 }
+
+// SAFETY: the connection and its statement are used only under the store's lock, by one thread
+// at a time, as SQLite's multi-thread mode (SQLITE_OPEN_NO_MUTEX) allows; `Connection` itself
+// is `Send`, and the statement is the only thing that keeps a reference to it.
+unsafe impl Send for Open {}
 
 /// One database path in the registry. POSIX locks belong to the process, not to a descriptor:
 /// closing *any* descriptor of a file drops every lock this process holds on it, SQLite's
@@ -286,8 +298,7 @@ impl AgentStore {
         let store = Arc::new(AgentStore {
             agent_id: agent_id.to_string(),
             layout,
-            open: Mutex::new(Some(Open { conn, file })),
-            next_expiry: ExpiryCache::default(),
+            open: Mutex::new(Some(Open::new(conn, file))),
             slot: slot.clone(),
         });
         state.store = Arc::downgrade(&store);
@@ -304,21 +315,21 @@ impl AgentStore {
     pub fn close(&self) {
         let mut state = lock(&self.slot.state);
         if let Some(open) = lock(&self.open).take() {
-            open.close();
+            drop(open); // `Open::drop`: the connection, then the descriptor
             state.open = false;
             self.slot.closed.notify_all();
         }
     }
 
     /// The open connection, after the file checks (`DbFile::check_if_changed`).
-    fn conn(&self) -> Result<OpenGuard<'_>> {
+    fn conn(&self, look: Look) -> Result<OpenGuard<'_>> {
         let guard = lock(&self.open);
         let Some(open) = guard.as_ref() else {
             return Err(MemoryError::storage("this memory was closed (a disposed test memory?); open a new one"));
         };
-        if let Err(e) = open.file.check_if_changed(&open.conn) {
+        if let Err(e) = open.file.check_if_changed(open.conn(), look) {
             // Closing would checkpoint the WAL into whatever is at the path now: keep the WAL.
-            let _ = open.conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+            let _ = open.conn().set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
             return Err(e);
         }
         Ok(OpenGuard(guard))
@@ -328,14 +339,18 @@ impl AgentStore {
     /// in ONE statement, and answers, or asks for the write path. Its answer stands only if
     /// nothing had expired in the snapshot that statement read (R-RET-4); otherwise (or if that
     /// cannot be told) the caller takes the write path, which purges first.
-    pub fn read<T>(&self, now: i64, f: impl FnOnce(&Connection) -> Result<Fast<T>>) -> Result<Fast<T>> {
-        let guard = self.conn()?;
-        let conn = guard.conn();
-        let answer = f(conn)?;
+    ///
+    /// `look`: how fresh the look for changes to the database file must be (`Look`); a read never
+    /// writes, so it may rely on a recent one.
+    pub fn read<T>(&self, now: &CallTime, look: Look, f: impl FnOnce(&mut Reader<'_>) -> Result<Fast<T>>) -> Result<Fast<T>> {
+        let mut guard = self.conn(look)?;
+        let mut reader = guard.open().reader();
+        let answer = f(&mut reader)?;
+        let (conn, expiry) = (reader.conn, reader.expiry);
         #[cfg(test)]
         tests::between_statements();
         match answer {
-            Fast::Answer(answer) => match self.next_expiry.after_last_statement(conn, now)? {
+            Fast::Answer(answer) => match expiry.after_last_statement(conn, now)? {
                 Expiry::NoneDue => Ok(Fast::Answer(answer)),
                 Expiry::Due | Expiry::Changed => Ok(Fast::WritePath),
             },
@@ -346,7 +361,7 @@ impl AgentStore {
     /// Runs `f` on the connection as it is: no write lock, no purge, no expiry judged. For the
     /// deployer's reads, which leave expired entries out themselves and change nothing.
     pub fn read_only<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        let guard = self.conn()?;
+        let guard = self.conn(Look::Now)?;
         f(guard.conn())
     }
 
@@ -357,11 +372,11 @@ impl AgentStore {
     /// writes its own audit lines, since `f` changes nothing before it has decided. A storage
     /// error, or an audit log that cannot be written, rolls everything back.
     pub fn write<T>(&self, now: i64, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T>) -> Result<T> {
-        let mut guard = self.conn()?;
-        let tx = guard.conn_mut().transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let mut batch = AuditBatch::new(&self.agent_id, now);
+        let guard = self.conn(Look::Now)?;
+        let tx = Transaction::new_unchecked(guard.conn(), TransactionBehavior::Immediate)?;
+        let mut batch = AuditBatch::new(&self.agent_id, now).after_a_look();
         let agent = read_agent(&tx)?;
-        let mut t = Tx { conn: &tx, batch: &mut batch, agent, now, agent_changed: false, expiry: &self.next_expiry };
+        let mut t = Tx { conn: &tx, batch: &mut batch, agent, now, agent_changed: false, expiry: guard.expiry() };
         t.purge_expired()?;
         let result = f(&mut t);
         if let Err(e) = &result {
@@ -384,8 +399,8 @@ impl AgentStore {
     /// Sets quota and data policy (R-POL-3), recomputing when entries that follow the agent's
     /// retention expire.
     pub fn configure(&self, quota: u64, policy: DataPolicy) -> Result<()> {
-        let mut guard = self.conn()?;
-        let tx = guard.conn_mut().transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let guard = self.conn(Look::Now)?;
+        let tx = Transaction::new_unchecked(guard.conn(), TransactionBehavior::Immediate)?;
         tx.execute(
             "UPDATE agent SET quota = ?1, anonymization_supported = ?2, max_retention_days = ?3 WHERE id = 1",
             params![quota as i64, policy.anonymization_supported, policy.max_retention_days],
@@ -400,7 +415,7 @@ impl AgentStore {
     }
 
     pub fn agent_row(&self) -> Result<AgentRow> {
-        let guard = self.conn()?;
+        let guard = self.conn(Look::Now)?;
         read_agent(guard.conn())
     }
 }
@@ -416,11 +431,57 @@ impl Drop for AgentStore {
 }
 
 impl Open {
-    /// The connection first: closing the descriptor while it is open would drop its locks.
-    fn close(self) {
-        let Open { conn, file } = self;
+    fn new(conn: Connection, file: DbFile) -> Open {
+        let conn = NonNull::from(Box::leak(Box::new(conn)));
+        // SAFETY: the connection is freed only in `drop`, after the statement.
+        let load = unsafe { conn.as_ref() }.prepare(LOAD_SQL).ok();
+        Open { load, conn, file, expiry: ExpiryCache::default() }
+    }
+
+    fn conn(&self) -> &Connection {
+        // SAFETY: allocated in `new`, freed only in `drop`.
+        unsafe { self.conn.as_ref() }
+    }
+
+    fn reader(&mut self) -> Reader<'_> {
+        // SAFETY: as in `conn`; the reference is not derived from `self`, so the statement can be
+        // lent mutably beside it.
+        let conn: &Connection = unsafe { &*self.conn.as_ptr() };
+        Reader { conn, load: self.load.as_mut(), expiry: &self.expiry }
+    }
+}
+
+impl Drop for Open {
+    /// The statement, then the connection, then the descriptor: closing the descriptor while the
+    /// connection is open would drop its locks. A database changed under the process since its
+    /// last call (restored in place, say) must not get the WAL checkpointed into it by the close.
+    fn drop(&mut self) {
+        self.load = None;
+        // SAFETY: allocated in `new`; the statement that borrowed it is gone, and `self.conn` is
+        // not used again.
+        let conn = unsafe { Box::from_raw(self.conn.as_ptr()) };
+        if self.file.check_if_changed(&conn, Look::Now).is_err() {
+            let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+        }
         let _ = conn.close();
-        drop(file);
+        // `file` is dropped after this.
+    }
+}
+
+/// What a read's closure gets (`AgentStore::read`): the connection, and the key lookup.
+pub struct Reader<'a> {
+    pub conn: &'a Connection,
+    load: Option<&'a mut rusqlite::Statement<'static>>,
+    expiry: &'a ExpiryCache,
+}
+
+impl Reader<'_> {
+    /// `load_entry`, through the statement prepared once per connection.
+    pub fn load_entry(&mut self, key: &str) -> Result<Option<StoredEntry>> {
+        match self.load.as_deref_mut() {
+            Some(stmt) => Ok(stmt.query_row([key.as_bytes()], StoredEntry::from_row).optional()?),
+            None => load_entry(self.conn, key),
+        }
     }
 }
 
@@ -429,14 +490,17 @@ struct OpenGuard<'a>(MutexGuard<'a, Option<Open>>);
 
 impl OpenGuard<'_> {
     fn conn(&self) -> &Connection {
-        &self.0.as_ref().expect("checked by AgentStore::conn").conn
+        self.0.as_ref().expect("checked by AgentStore::conn").conn()
     }
-    fn conn_mut(&mut self) -> &mut Connection {
-        &mut self.0.as_mut().expect("checked by AgentStore::conn").conn
+    fn expiry(&self) -> &ExpiryCache {
+        &self.0.as_ref().expect("checked by AgentStore::conn").expiry
+    }
+    fn open(&mut self) -> &mut Open {
+        self.0.as_mut().expect("checked by AgentStore::conn")
     }
     fn committed(&self) {
         let open = self.0.as_ref().expect("checked by AgentStore::conn");
-        open.file.committed(&open.conn);
+        open.file.committed(open.conn());
     }
 }
 
@@ -460,30 +524,30 @@ pub enum Expiry {
 
 /// The earliest expiry, with the data version of the database it was read at: calls that find
 /// the database unchanged skip the `MIN(expires_at)` lookup. The one place that decides whether
-/// something has expired, for the fast paths and the purge alike.
+/// something has expired, for the fast paths and the purge alike. Kept with the connection, and
+/// so under the store's lock: it needs no lock of its own.
 #[derive(Default)]
-pub struct ExpiryCache(Mutex<Option<(u32, Option<i64>)>>);
+pub struct ExpiryCache(std::cell::Cell<Option<(u32, Option<i64>)>>);
 
 impl ExpiryCache {
     /// Whether an entry had expired by `now` in the snapshot that the last statement on `conn`
     /// read. Call it right after that statement, or inside the transaction it ran in: SQLite's
     /// data version, which counts every commit of any connection or process, tells whether the
     /// cached value, or the lookup made now, belongs to that snapshot.
-    pub fn after_last_statement(&self, conn: &Connection, now: i64) -> Result<Expiry> {
+    pub fn after_last_statement(&self, conn: &Connection, now: &CallTime) -> Result<Expiry> {
         let version = data_version(conn)?;
-        let mut cache = lock(&self.0);
-        let next = match *cache {
+        let next = match self.0.get() {
             Some((v, next)) if v == version => next,
             _ => {
                 let next = next_expiry(conn)?;
                 if data_version(conn)? != version {
                     return Ok(Expiry::Changed);
                 }
-                *cache = Some((version, next));
+                self.0.set(Some((version, next)));
                 next
             }
         };
-        Ok(if next.is_some_and(|t| t <= now) { Expiry::Due } else { Expiry::NoneDue })
+        Ok(if next.is_some_and(|t| t <= now.ms()) { Expiry::Due } else { Expiry::NoneDue })
     }
 }
 
@@ -544,7 +608,7 @@ impl Tx<'_, '_> {
     /// R-RET-4: deletes every expired entry, with an audit line each.
     fn purge_expired(&mut self) -> Result<()> {
         // Inside the write transaction: no other commit can come between.
-        if self.expiry.after_last_statement(self.conn, self.now)? != Expiry::Due {
+        if self.expiry.after_last_statement(self.conn, &CallTime::from(self.now))? != Expiry::Due {
             return Ok(());
         }
         let mut stmt = self

@@ -13,6 +13,36 @@ pub fn system_now() -> i64 {
     Utc::now().timestamp_millis()
 }
 
+/// A call's time: the test clock's reading, or the system clock's, read the first time the call
+/// needs it (a read that finds nothing to judge by time never reads it) and the same for the
+/// rest of the call.
+#[derive(Debug)]
+pub struct CallTime(std::cell::Cell<Option<i64>>);
+
+impl CallTime {
+    /// The system clock's time, when first asked for.
+    pub fn system() -> CallTime {
+        CallTime(std::cell::Cell::new(None))
+    }
+
+    pub fn ms(&self) -> i64 {
+        match self.0.get() {
+            Some(ms) => ms,
+            None => {
+                let ms = system_now();
+                self.0.set(Some(ms));
+                ms
+            }
+        }
+    }
+}
+
+impl From<i64> for CallTime {
+    fn from(ms: i64) -> CallTime {
+        CallTime(std::cell::Cell::new(Some(ms)))
+    }
+}
+
 /// Checks a clock reading (the `now` test clock may return anything).
 pub fn check_now(ms: f64) -> Result<i64> {
     if !ms.is_finite() || ms.fract() != 0.0 || ms < 0.0 || ms > MAX_MS as f64 {

@@ -283,6 +283,20 @@ fn a_backup_copied_over_the_open_database_fails_every_call_and_is_never_written_
     assert_eq!(std::fs::read(r.db()).unwrap(), backup, "the restored file is exactly what was copied");
 }
 
+/// A restore in place that no call noticed before the store closed: the close must not
+/// checkpoint the WAL into the restored file either.
+#[test]
+fn a_backup_copied_over_the_open_database_is_not_written_over_by_the_close() {
+    let r = Root::new(1 << 20, DataPolicy::default());
+    put(&r.gene('a', "text"), "before", 10, "CACHE", T0).unwrap();
+    let backup = backup_of(&r);
+    let m = r.gene('a', "text");
+    put(&m, "after", 10, "CACHE", T0 + 1).unwrap(); // in the WAL only
+    std::fs::write(r.db(), &backup).unwrap();
+    drop(m); // no call in between: the close is the first to look
+    assert_eq!(std::fs::read(r.db()).unwrap(), backup, "the restored file is exactly what was copied");
+}
+
 #[test]
 fn checkpoints_of_other_connections_and_of_this_one_are_not_taken_for_an_overwrite() {
     let r = Root::new(64 << 20, DataPolicy::default());
@@ -304,4 +318,199 @@ fn checkpoints_of_other_connections_and_of_this_one_are_not_taken_for_an_overwri
     }
     assert_eq!(r.keys(T0 + 4000).len(), 502);
     let _ = DAY;
+}
+
+/// R-HOST-1, what a read right after a change may see: a gene's read relies on a look at the
+/// kernel's change reports that any call of the process made in the last `RECENT_LOOK`. So a
+/// write, and a handle's first read, always notice a change made before them; a later read may
+/// answer from the state the process had open (or fail) if the change is younger than
+/// `RECENT_LOOK`, and always fails once it is older.
+#[test]
+fn reads_notice_a_change_older_than_the_recent_look_and_writes_and_first_reads_always_do() {
+    use rotifer_memory_core::integrity::RECENT_LOOK;
+    let overwrite = |r: &Root| {
+        let len = std::fs::metadata(r.db()).unwrap().len() as usize;
+        std::fs::write(r.db(), vec![b'x'; len]).unwrap(); // in place: same inode
+    };
+    let storage = |e: rotifer_memory_core::MemoryError| assert_eq!(e.code, ErrorCode::StorageError, "{}", e.message);
+
+    // A read of a handle that has read before: the old answer or a failure at once, a failure
+    // once the change is older than RECENT_LOOK.
+    let r = Root::new(1 << 20, DataPolicy::default());
+    let m = r.gene('a', "text");
+    put(&m, "k", 10, "CACHE", T0).unwrap();
+    assert!(m.read(&s("k"), &Arg::Undefined, T0).unwrap().is_some());
+    overwrite(&r);
+    match m.read(&s("k"), &Arg::Undefined, T0) {
+        Ok(found) => assert!(found.is_some(), "the state the process had open"),
+        Err(e) => storage(e),
+    }
+    std::thread::sleep(RECENT_LOOK * 2);
+    for _ in 0..2 {
+        storage(m.read(&s("k"), &Arg::Undefined, T0).unwrap_err());
+        storage(m.query(&Arg::Undefined, T0).unwrap_err());
+    }
+    drop(m);
+
+    // A write right after the change: always noticed, nothing written.
+    let r = Root::new(1 << 20, DataPolicy::default());
+    let m = r.gene('a', "text");
+    put(&m, "k", 10, "CACHE", T0).unwrap();
+    assert!(m.read(&s("k"), &Arg::Undefined, T0).unwrap().is_some());
+    overwrite(&r);
+    storage(put(&m, "k2", 10, "CACHE", T0).unwrap_err());
+    storage(m.read(&s("k"), &Arg::Undefined, T0).unwrap_err()); // and every call after it
+    drop(m);
+    assert!(std::fs::read(r.db()).unwrap().iter().all(|&b| b == b'x'), "the overwritten file was left as it is");
+
+    // The first read of a new handle right after the change: always noticed.
+    let r = Root::new(1 << 20, DataPolicy::default());
+    let m = r.gene('a', "text");
+    put(&m, "k", 10, "CACHE", T0).unwrap();
+    assert!(m.read(&s("k"), &Arg::Undefined, T0).unwrap().is_some());
+    overwrite(&r);
+    storage(r.gene('a', "text").read(&s("k"), &Arg::Undefined, T0).unwrap_err());
+}
+
+// The audit log kept open (R-AUD-1/2, R-HOST-1): one descriptor per log path for the process,
+// revalidated so that a log moved, replaced or deleted by hand gets a new file at its path, and
+// a log made untrusted is refused from the next append on. (A descriptor kept without the
+// kernel's reports fails the first; the second is caught by the link count too.)
+
+fn audit_of(r: &Root) -> PathBuf {
+    r.path.join(".rotifer/audit.jsonl")
+}
+
+fn lines_of(p: &Path) -> Vec<String> {
+    std::fs::read_to_string(p).unwrap().lines().map(str::to_string).collect()
+}
+
+#[test]
+fn an_audit_log_replaced_or_moved_while_open_gets_the_next_lines_at_its_path() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let r = Root::new(1 << 20, DataPolicy::default());
+    let m = r.gene('a', "text");
+    put(&m, "k1", 10, "CACHE", T0).unwrap();
+    let audit = audit_of(&r);
+    // Replaced: a new file renamed over it.
+    let fresh = r.path.join(".rotifer/fresh.jsonl");
+    std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&fresh).unwrap();
+    std::fs::write(&fresh, "{\"mark\":1}\n").unwrap();
+    let old = r.path.join(".rotifer/old.jsonl");
+    std::fs::hard_link(&audit, &old).unwrap();
+    std::fs::rename(&fresh, &audit).unwrap();
+    put(&m, "k2", 10, "CACHE", T0).unwrap();
+    assert_eq!(lines_of(&old).len(), 1, "nothing more in the replaced file");
+    let now = lines_of(&audit);
+    assert_eq!(now.len(), 2, "{now:?}");
+    assert!(now[1].contains("\"k2\""));
+    // Moved away, nothing in its place: a new file.
+    let moved = r.path.join(".rotifer/moved.jsonl");
+    std::fs::rename(&audit, &moved).unwrap();
+    put(&m, "k3", 10, "CACHE", T0).unwrap();
+    assert_eq!(lines_of(&moved).len(), 2, "nothing more in the moved file");
+    let now = lines_of(&audit);
+    assert_eq!(now.len(), 1);
+    assert!(now[0].contains("\"k3\""));
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&audit).unwrap().permissions().mode() & 0o777, 0o600);
+}
+
+#[test]
+fn an_audit_log_deleted_while_open_is_made_again() {
+    let r = Root::new(1 << 20, DataPolicy::default());
+    let m = r.gene('a', "text");
+    put(&m, "k1", 10, "CACHE", T0).unwrap();
+    std::fs::remove_file(audit_of(&r)).unwrap();
+    put(&m, "k2", 10, "CACHE", T0).unwrap();
+    let now = lines_of(&audit_of(&r));
+    assert_eq!(now.len(), 1);
+    assert!(now[0].contains("\"k2\""));
+}
+
+#[test]
+fn an_audit_log_made_untrusted_while_open_is_refused_at_the_next_write_and_nothing_changes() {
+    use std::os::unix::fs::PermissionsExt;
+    let r = Root::new(1 << 20, DataPolicy::default());
+    let m = r.gene('a', "text");
+    put(&m, "k1", 10, "CACHE", T0).unwrap();
+    let audit = audit_of(&r);
+    let refused = |what: &str| {
+        let e = put(&m, "k2", 10, "CACHE", T0).unwrap_err();
+        assert_eq!(e.code, ErrorCode::StorageError, "{what}: {}", e.message);
+        assert!(e.message.contains("audit log"), "{what}: {}", e.message);
+        assert!(m.read(&s("k2"), &Arg::Undefined, T0).unwrap().is_none(), "{what}: nothing was written");
+        assert_eq!(lines_of(&audit).len(), 1, "{what}: no line");
+    };
+    std::fs::set_permissions(&audit, std::fs::Permissions::from_mode(0o666)).unwrap();
+    refused("chmod 0666");
+    std::fs::set_permissions(&audit, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::chown(&audit, Some(4242), None).unwrap(); // the tests run as root
+    refused("another user's");
+    std::os::unix::fs::chown(&audit, Some(unsafe { libc::geteuid() }), None).unwrap();
+    let link = r.path.join("elsewhere.jsonl");
+    std::fs::hard_link(&audit, &link).unwrap();
+    refused("a second name");
+    std::fs::remove_file(&link).unwrap();
+    put(&m, "k2", 10, "CACHE", T0).unwrap();
+    assert_eq!(lines_of(&audit).len(), 2, "trusted again: appended");
+}
+
+#[test]
+fn stores_of_one_root_in_several_threads_append_whole_lines_to_one_log() {
+    let r = Root::new(1 << 20, DataPolicy::default());
+    create_agent_memory(&r.layout, "b", 1 << 20, DataPolicy::default()).unwrap();
+    let root = r.path.to_str().unwrap().to_string();
+    std::thread::scope(|scope| {
+        for (t, agent) in ["a", "b", "a", "b"].into_iter().enumerate() {
+            let root = root.clone();
+            scope.spawn(move || {
+                let m = GeneMemory::open(GeneOptions { agent_id: Some(agent.into()), gene_id: Some(gene('a')), domain: None, root: Some(root) }).unwrap();
+                for i in 0..100 {
+                    put(&m, &format!("t{t}-{i}"), 10, "CACHE", T0).unwrap();
+                }
+            });
+        }
+    });
+    let lines = lines_of(&audit_of(&r));
+    for l in &lines {
+        serde_json::from_str::<serde_json::Value>(l).unwrap_or_else(|e| panic!("{e}: {l:?}"));
+    }
+    assert_eq!(lines.len(), 400);
+}
+
+#[test]
+fn a_telemetry_log_moved_while_open_gets_the_next_events_at_its_path() {
+    if !rotifer_memory_core::audit::telemetry_enabled() {
+        return; // the environment opted out: no events to follow
+    }
+    let r = Root::new(1 << 20, DataPolicy::default());
+    let locked = obj(&[("readScope", s("CREATOR_GENE_ONLY")), ("writeScope", s("CREATOR_GENE_ONLY")), ("sharePolicy", s("PRIVATE"))]);
+    r.gene('a', "text").write(&s("k"), Arg::Bytes(vec![1]), &s("CACHE"), &locked, &Arg::Undefined, T0).unwrap();
+    let deny = || assert_eq!(r.gene('b', "text").read(&s("k"), &Arg::Undefined, T0).unwrap_err().code, ErrorCode::AccessDenied);
+    let telemetry = r.path.join(".rotifer/telemetry.jsonl");
+    deny();
+    assert_eq!(lines_of(&telemetry).len(), 1);
+    let moved = r.path.join(".rotifer/telemetry.old");
+    std::fs::rename(&telemetry, &moved).unwrap();
+    deny();
+    assert_eq!(lines_of(&moved).len(), 1, "nothing more in the moved file");
+    assert_eq!(lines_of(&telemetry).len(), 1, "a new file at the path");
+}
+
+#[test]
+fn a_denial_made_before_any_store_call_also_finds_the_audit_log_moved() {
+    // A caller with no v2 id is denied before the store is used: its line is appended without
+    // the look a store call makes as it starts, so the append looks itself.
+    let r = Root::new(1 << 20, DataPolicy::default());
+    put(&r.gene('a', "text"), "k1", 10, "CACHE", T0).unwrap();
+    let audit = audit_of(&r);
+    let moved = r.path.join(".rotifer/moved.jsonl");
+    std::fs::rename(&audit, &moved).unwrap();
+    let anonymous = GeneMemory::open(GeneOptions { agent_id: Some("a".into()), gene_id: None, domain: None, root: Some(r.path.to_str().unwrap().into()) }).unwrap();
+    assert_eq!(anonymous.read(&s("k1"), &Arg::Undefined, T0).unwrap_err().code, ErrorCode::AccessDenied);
+    assert_eq!(lines_of(&moved).len(), 1, "nothing more in the moved file");
+    let now = lines_of(&audit);
+    assert_eq!(now.len(), 1);
+    assert!(now[0].contains("access_denied"), "{now:?}");
 }
