@@ -51,11 +51,14 @@ impl fmt::Display for ErrorCode {
 pub struct MemoryError {
     pub code: ErrorCode,
     pub message: String,
+    /// SQLite found the database damaged (`SQLITE_CORRUPT`, `SQLITE_NOTADB`): the store that
+    /// met it must leave the file as it is, and not checkpoint its WAL into it on close.
+    pub damaged: bool,
 }
 
 impl MemoryError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        MemoryError { code, message: message.into() }
+        MemoryError { code, message: message.into(), damaged: false }
     }
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::NotFound, message)
@@ -87,7 +90,8 @@ pub const SQLITE_FAILED: &str = "memory database failed: ";
 
 impl From<rusqlite::Error> for MemoryError {
     fn from(e: rusqlite::Error) -> Self {
-        MemoryError::storage(format!("{SQLITE_FAILED}{e}"))
+        let damaged = matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase));
+        MemoryError { damaged, ..MemoryError::storage(format!("{SQLITE_FAILED}{e}")) }
     }
 }
 
@@ -101,3 +105,25 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 pub type Result<T, E = MemoryError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sqlite(code: std::ffi::c_int) -> rusqlite::Error {
+        rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None)
+    }
+
+    #[test]
+    fn a_database_sqlite_finds_damaged_is_marked_so_and_nothing_else_is() {
+        for code in [rusqlite::ffi::SQLITE_CORRUPT, rusqlite::ffi::SQLITE_NOTADB] {
+            let e = MemoryError::from(sqlite(code));
+            assert!(e.damaged, "{e}");
+            assert_eq!(e.code, ErrorCode::StorageError);
+        }
+        for code in [rusqlite::ffi::SQLITE_BUSY, rusqlite::ffi::SQLITE_FULL, rusqlite::ffi::SQLITE_IOERR] {
+            assert!(!MemoryError::from(sqlite(code)).damaged);
+        }
+        assert!(!MemoryError::storage("x").damaged);
+    }
+}

@@ -344,25 +344,29 @@ impl AgentStore {
     /// writes, so it may rely on a recent one.
     pub fn read<T>(&self, now: &CallTime, look: Look, f: impl FnOnce(&mut Reader<'_>) -> Result<Fast<T>>) -> Result<Fast<T>> {
         let mut guard = self.conn(look)?;
-        let mut reader = guard.open().reader();
-        let answer = f(&mut reader)?;
-        let (conn, expiry) = (reader.conn, reader.expiry);
-        #[cfg(test)]
-        tests::between_statements();
-        match answer {
-            Fast::Answer(answer) => match expiry.after_last_statement(conn, now)? {
-                Expiry::NoneDue => Ok(Fast::Answer(answer)),
-                Expiry::Due | Expiry::Changed => Ok(Fast::WritePath),
-            },
-            Fast::WritePath => Ok(Fast::WritePath),
-        }
+        let result = (|| {
+            let mut reader = guard.open().reader();
+            let answer = f(&mut reader)?;
+            let (conn, expiry) = (reader.conn, reader.expiry);
+            #[cfg(test)]
+            tests::between_statements();
+            match answer {
+                Fast::Answer(answer) => match expiry.after_last_statement(conn, now)? {
+                    Expiry::NoneDue => Ok(Fast::Answer(answer)),
+                    Expiry::Due | Expiry::Changed => Ok(Fast::WritePath),
+                },
+                Fast::WritePath => Ok(Fast::WritePath),
+            }
+        })();
+        guard.keep_wal_if_damaged(result)
     }
 
     /// Runs `f` on the connection as it is: no write lock, no purge, no expiry judged. For the
     /// deployer's reads, which leave expired entries out themselves and change nothing.
     pub fn read_only<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         let guard = self.conn(Look::Now)?;
-        f(guard.conn())
+        let result = f(guard.conn());
+        guard.keep_wal_if_damaged(result)
     }
 
     /// Runs one changing call: `BEGIN IMMEDIATE`, purge of expired entries (R-RET-4), `f`,
@@ -373,6 +377,11 @@ impl AgentStore {
     /// error, or an audit log that cannot be written, rolls everything back.
     pub fn write<T>(&self, now: i64, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T>) -> Result<T> {
         let guard = self.conn(Look::Now)?;
+        let result = self.write_in(&guard, now, f);
+        guard.keep_wal_if_damaged(result)
+    }
+
+    fn write_in<T>(&self, guard: &OpenGuard<'_>, now: i64, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T>) -> Result<T> {
         let tx = Transaction::new_unchecked(guard.conn(), TransactionBehavior::Immediate)?;
         let mut batch = AuditBatch::new(&self.agent_id, now).after_a_look();
         let agent = read_agent(&tx)?;
@@ -400,6 +409,11 @@ impl AgentStore {
     /// retention expire.
     pub fn configure(&self, quota: u64, policy: DataPolicy) -> Result<()> {
         let guard = self.conn(Look::Now)?;
+        let result = Self::configure_in(&guard, quota, policy);
+        guard.keep_wal_if_damaged(result)
+    }
+
+    fn configure_in(guard: &OpenGuard<'_>, quota: u64, policy: DataPolicy) -> Result<()> {
         let tx = Transaction::new_unchecked(guard.conn(), TransactionBehavior::Immediate)?;
         tx.execute(
             "UPDATE agent SET quota = ?1, anonymization_supported = ?2, max_retention_days = ?3 WHERE id = 1",
@@ -416,7 +430,8 @@ impl AgentStore {
 
     pub fn agent_row(&self) -> Result<AgentRow> {
         let guard = self.conn(Look::Now)?;
-        read_agent(guard.conn())
+        let result = read_agent(guard.conn());
+        guard.keep_wal_if_damaged(result)
     }
 }
 
@@ -501,6 +516,14 @@ impl OpenGuard<'_> {
     fn committed(&self) {
         let open = self.0.as_ref().expect("checked by AgentStore::conn");
         open.file.committed(open.conn());
+    }
+    /// A database SQLite found damaged is left as it is: closing must not checkpoint the WAL
+    /// into it (the WAL may hold the only good copy of pages the file lacks).
+    fn keep_wal_if_damaged<T>(&self, result: Result<T>) -> Result<T> {
+        if result.as_ref().is_err_and(|e| e.damaged) {
+            let _ = self.conn().set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+        }
+        result
     }
 }
 
