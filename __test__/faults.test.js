@@ -197,6 +197,7 @@ for (const scenario of ['garbage', 'truncate', 'folder', 'wal', 'shm']) {
         checkOutcomes(again, 'a new process, ')
         for (const r of Object.values(again).filter((r) => r.code === STORAGE)) {
           assert.equal(r.message.split('memory database').length - 1, 1, r.message)
+          assert.ok(r.message.includes(dbFile), `the message names the file: ${r.message}`)
         }
         assert.ok(fs.readFileSync(dbFile).equals(fileBefore), 'the damaged file was left as it is')
         assert.ok(fs.existsSync(dbFile + '-wal'), 'the WAL was kept')

@@ -88,6 +88,11 @@ impl DbFile {
         })
     }
 
+    /// The path the database was opened at.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Refuses, through this descriptor, a file that is not a database: not a regular file,
     /// empty, or without the SQLite header. For a file that SQLite has not opened yet.
     pub fn check_database(&self) -> Result<()> {

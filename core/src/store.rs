@@ -358,7 +358,7 @@ impl AgentStore {
                 Fast::WritePath => Ok(Fast::WritePath),
             }
         })();
-        guard.keep_wal_if_damaged(result)
+        guard.finish(result)
     }
 
     /// Runs `f` on the connection as it is: no write lock, no purge, no expiry judged. For the
@@ -366,7 +366,7 @@ impl AgentStore {
     pub fn read_only<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         let guard = self.conn(Look::Now)?;
         let result = f(guard.conn());
-        guard.keep_wal_if_damaged(result)
+        guard.finish(result)
     }
 
     /// Runs one changing call: `BEGIN IMMEDIATE`, purge of expired entries (R-RET-4), `f`,
@@ -378,7 +378,7 @@ impl AgentStore {
     pub fn write<T>(&self, now: i64, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T>) -> Result<T> {
         let guard = self.conn(Look::Now)?;
         let result = self.write_in(&guard, now, f);
-        guard.keep_wal_if_damaged(result)
+        guard.finish(result)
     }
 
     fn write_in<T>(&self, guard: &OpenGuard<'_>, now: i64, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T>) -> Result<T> {
@@ -410,7 +410,7 @@ impl AgentStore {
     pub fn configure(&self, quota: u64, policy: DataPolicy) -> Result<()> {
         let guard = self.conn(Look::Now)?;
         let result = Self::configure_in(&guard, quota, policy);
-        guard.keep_wal_if_damaged(result)
+        guard.finish(result)
     }
 
     fn configure_in(guard: &OpenGuard<'_>, quota: u64, policy: DataPolicy) -> Result<()> {
@@ -431,7 +431,7 @@ impl AgentStore {
     pub fn agent_row(&self) -> Result<AgentRow> {
         let guard = self.conn(Look::Now)?;
         let result = read_agent(guard.conn());
-        guard.keep_wal_if_damaged(result)
+        guard.finish(result)
     }
 }
 
@@ -517,13 +517,22 @@ impl OpenGuard<'_> {
         let open = self.0.as_ref().expect("checked by AgentStore::conn");
         open.file.committed(open.conn());
     }
-    /// A database SQLite found damaged is left as it is: closing must not checkpoint the WAL
-    /// into it (the WAL may hold the only good copy of pages the file lacks).
-    fn keep_wal_if_damaged<T>(&self, result: Result<T>) -> Result<T> {
-        if result.as_ref().is_err_and(|e| e.damaged) {
-            let _ = self.conn().set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
-        }
-        result
+    /// The end of a call on the connection. A SQLite failure names the database file. A
+    /// database SQLite found damaged is left as it is: closing must not checkpoint the WAL into
+    /// it (the WAL may hold the only good copy of pages the file lacks).
+    fn finish<T>(&self, result: Result<T>) -> Result<T> {
+        result.map_err(|e| {
+            if e.damaged {
+                let _ = self.conn().set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+            }
+            match e.message.strip_prefix(crate::error::SQLITE_FAILED) {
+                Some(what) => MemoryError { damaged: e.damaged, ..storage(self.open_ref().file.path(), what) },
+                None => e,
+            }
+        })
+    }
+    fn open_ref(&self) -> &Open {
+        self.0.as_ref().expect("checked by AgentStore::conn")
     }
 }
 
