@@ -7,6 +7,7 @@
 //! What a gene can make us write by calls that change nothing (denials, quota rejections) is
 //! bounded per handle by a `DenialLog`: see its doc comment and the README's audit section.
 
+use crate::integrity::Look;
 use crate::layout::{append_lines, Layout};
 use crate::error::{ErrorCode, MemoryError, Result};
 use crate::model::{entry_id, Category};
@@ -106,9 +107,8 @@ pub struct AuditBatch<'a> {
     events: Vec<u8>,
     /// The gene handle's bound on refusal lines; `None` for the deployer's calls.
     denials: Option<Arc<DenialLog>>,
-    /// The call looked at the kernel's change reports as it started (`Look::Now`): the logs may
-    /// rely on that look instead of making another.
-    looked: bool,
+    /// How fresh a look at the kernel's change reports the logs need (`layout::append_lines`).
+    look: Look,
 }
 
 /// The subject of a line: the entry's key, category and size, where known.
@@ -121,12 +121,14 @@ pub struct Subject<'a> {
 
 impl<'a> AuditBatch<'a> {
     pub fn new(agent_id: &'a str, now: i64) -> Self {
-        AuditBatch { agent_id, now, lines: Vec::new(), events: Vec::new(), denials: None, looked: false }
+        AuditBatch { agent_id, now, lines: Vec::new(), events: Vec::new(), denials: None, look: Look::Now }
     }
 
-    /// For a call that looked at the kernel's change reports as it started (`Look::Now`).
+    /// For a changing call, which looked at the kernel's change reports itself a moment ago:
+    /// its lines rely on a look made in the last `RECENT_LOOK` (`Look::Recent`), and look again
+    /// only if there was none, say after a long eviction.
     pub fn after_a_look(mut self) -> Self {
-        self.looked = true;
+        self.look = Look::Recent;
         self
     }
 
@@ -260,7 +262,7 @@ impl<'a> AuditBatch<'a> {
         if self.lines.is_empty() {
             return Ok(());
         }
-        append_lines(&layout.audit_path(), &self.lines, self.looked, &|| layout.ensure_log_dir())
+        append_lines(&layout.audit_path(), &self.lines, self.look, &|| layout.ensure_log_dir())
             .map_err(|e| MemoryError::storage(format!("the audit log could not be written: {}; nothing was changed", e.message)))?;
         self.lines.clear();
         Ok(())
@@ -269,7 +271,7 @@ impl<'a> AuditBatch<'a> {
     /// Writes the telemetry events. Best effort: telemetry never fails a call.
     pub fn flush_telemetry(&mut self, layout: &Layout) {
         if !self.events.is_empty() {
-            let _ = append_lines(&layout.telemetry_path(), &self.events, self.looked, &|| layout.ensure_log_dir());
+            let _ = append_lines(&layout.telemetry_path(), &self.events, self.look, &|| layout.ensure_log_dir());
             self.events.clear();
         }
     }

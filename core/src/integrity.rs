@@ -600,7 +600,17 @@ impl PathWatch {
         self.changed.load(Ordering::Acquire)
     }
 
-    /// The flag as the last look left it, with no look now: for a call that looked as it started.
+    /// Whether the kernel reported a change, after a look as fresh as `look` asks: `Recent`
+    /// relies on a look that any call of the process made in the last `RECENT_LOOK`, and looks
+    /// now if there was none. The flag stays set.
+    pub fn changed_after(&self, look: Look) -> bool {
+        match (look, watcher()) {
+            (Look::Recent, Some(w)) if w.looked_recently() => self.seen_changed(),
+            _ => self.changed(),
+        }
+    }
+
+    /// The flag as the last look left it, with no look now.
     pub fn seen_changed(&self) -> bool {
         self.changed.load(Ordering::Acquire)
     }

@@ -4,7 +4,7 @@
 //! name, as OpenSSH's StrictModes does. One `refuse_…` function per check.
 
 use crate::error::{MemoryError, Result};
-use crate::integrity::PathWatch;
+use crate::integrity::{Look, PathWatch};
 use std::collections::HashMap;
 use std::fs::{self, DirBuilder, File, Metadata, OpenOptions};
 use std::io::Write;
@@ -187,8 +187,9 @@ pub fn refuse_hard_linked(path: &Path, meta: &Metadata) -> Result<()> {
 /// The file is never reached through a symlink, and must be a regular file we can trust
 /// (`refuse_untrusted_file`): nothing is written to one that is not. If an earlier,
 /// failed append left a partial line, a newline is put first so that every line stays whole.
-/// `prepare` runs before the file is (re)opened: the checks of its folder. `looked`: the calling
-/// call read the kernel's change reports as it started, and this append relies on that look.
+/// `prepare` runs before the file is (re)opened: the checks of its folder. `look`: how fresh the
+/// look at the kernel's change reports must be (`Look::Recent` for a changing call's lines, which
+/// follow its own look closely: a change made in the last `RECENT_LOOK` may go unseen by them).
 ///
 /// The descriptor stays open, one per path for the whole process (`OpenLog`), as long as the
 /// kernel reports no change to the path (`PathWatch`): a log moved, replaced or deleted by hand
@@ -196,17 +197,20 @@ pub fn refuse_hard_linked(path: &Path, meta: &Metadata) -> Result<()> {
 /// on every append, through the open descriptor (`fstat`): a log made writable by others is
 /// refused from the next append on. Where nothing can be watched, the file is opened for each
 /// append.
-pub fn append_lines(path: &Path, bytes: &[u8], looked: bool, prepare: &dyn Fn() -> Result<()>) -> Result<()> {
-    let mut log = open_logs().get_or_open(path, looked, prepare)?;
+pub fn append_lines(path: &Path, bytes: &[u8], look: Look, prepare: &dyn Fn() -> Result<()>) -> Result<()> {
+    let mut log = open_logs().get_or_open(path, look, prepare)?;
     for reopened in [false, true] {
         // One append at a time per log in this process: none sees another's half-done write.
         let _appending = log.appending.lock().unwrap_or_else(|e| e.into_inner());
         let meta = log.file.metadata().map_err(|e| append_failed(path, e))?;
-        if meta.nlink() == 0 && !reopened {
+        if meta.nlink() == 0 {
+            if reopened {
+                break; // deleted again as it was opened: no line goes into a file with no name
+            }
             // Deleted with no report from its folder (it has no name left): a new one.
             drop(_appending);
             open_logs().forget(path, &log);
-            log = open_logs().get_or_open(path, false, prepare)?;
+            log = open_logs().get_or_open(path, Look::Now, prepare)?;
             continue;
         }
         refuse_untrusted_file(path, &meta)?;
@@ -315,16 +319,15 @@ impl OpenLogs {
     }
 
     /// The open log of `path` if its path still names it as far as the kernel reported (after
-    /// a look now, or the one the calling call made as it started if `looked`); else
+    /// a look as fresh as `look` asks); else
     /// `prepare`, and the log opened anew, kept if it can be watched. Under the lock, so that
     /// one process has one descriptor per log. A writer holds its own reference: a log replaced
     /// meanwhile is closed after its last write.
-    fn get_or_open(&self, path: &Path, looked: bool, prepare: &dyn Fn() -> Result<()>) -> Result<Arc<OpenLog>> {
+    fn get_or_open(&self, path: &Path, look: Look, prepare: &dyn Fn() -> Result<()>) -> Result<Arc<OpenLog>> {
         let mut logs = self.lock();
         if let Some(log) = logs.get(path) {
             let changed = match &log.watch {
-                Some(w) if looked => w.seen_changed(),
-                Some(w) => w.changed(),
+                Some(w) => w.changed_after(look),
                 None => true,
             };
             if !changed {

@@ -323,14 +323,17 @@ impl AgentStore {
 
     /// The open connection, after the file checks (`DbFile::check_if_changed`).
     fn conn(&self, look: Look) -> Result<OpenGuard<'_>> {
+        let guard = self.open_guard()?;
+        guard.look(look)?;
+        Ok(guard)
+    }
+
+    /// The open connection, before any file check: for a changing call, which looks once it
+    /// holds the write lock (`OpenGuard::look`).
+    fn open_guard(&self) -> Result<OpenGuard<'_>> {
         let guard = lock(&self.open);
-        let Some(open) = guard.as_ref() else {
+        if guard.is_none() {
             return Err(MemoryError::storage("this memory was closed (a disposed test memory?); open a new one"));
-        };
-        if let Err(e) = open.file.check_if_changed(open.conn(), look) {
-            // Closing would checkpoint the WAL into whatever is at the path now: keep the WAL.
-            let _ = open.conn().set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
-            return Err(e);
         }
         Ok(OpenGuard(guard))
     }
@@ -376,13 +379,16 @@ impl AgentStore {
     /// writes its own audit lines, since `f` changes nothing before it has decided. A storage
     /// error, or an audit log that cannot be written, rolls everything back.
     pub fn write<T>(&self, now: i64, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T>) -> Result<T> {
-        let guard = self.conn(Look::Now)?;
+        let guard = self.open_guard()?;
         let result = self.write_in(&guard, now, f);
         guard.finish(result)
     }
 
     fn write_in<T>(&self, guard: &OpenGuard<'_>, now: i64, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T>) -> Result<T> {
         let tx = Transaction::new_unchecked(guard.conn(), TransactionBehavior::Immediate)?;
+        // The look comes once the write lock is held: `BEGIN IMMEDIATE` may wait (another
+        // process writing) while the file is restored in place, and the commit may checkpoint.
+        guard.look(Look::Now)?;
         let mut batch = AuditBatch::new(&self.agent_id, now).after_a_look();
         let agent = read_agent(&tx)?;
         let mut t = Tx { conn: &tx, batch: &mut batch, agent, now, agent_changed: false, expiry: guard.expiry() };
@@ -408,13 +414,14 @@ impl AgentStore {
     /// Sets quota and data policy (R-POL-3), recomputing when entries that follow the agent's
     /// retention expire.
     pub fn configure(&self, quota: u64, policy: DataPolicy) -> Result<()> {
-        let guard = self.conn(Look::Now)?;
+        let guard = self.open_guard()?;
         let result = Self::configure_in(&guard, quota, policy);
         guard.finish(result)
     }
 
     fn configure_in(guard: &OpenGuard<'_>, quota: u64, policy: DataPolicy) -> Result<()> {
         let tx = Transaction::new_unchecked(guard.conn(), TransactionBehavior::Immediate)?;
+        guard.look(Look::Now)?; // under the write lock, as in `write`
         tx.execute(
             "UPDATE agent SET quota = ?1, anonymization_supported = ?2, max_retention_days = ?3 WHERE id = 1",
             params![quota as i64, policy.anonymization_supported, policy.max_retention_days],
@@ -529,6 +536,14 @@ impl OpenGuard<'_> {
                 Some(what) => MemoryError { damaged: e.damaged, ..storage(self.open_ref().file.path(), what) },
                 None => e,
             }
+        })
+    }
+    /// The file checks (`DbFile::check_if_changed`). A database found changed is left as it
+    /// is: closing would checkpoint the WAL into whatever is at the path now.
+    fn look(&self, look: Look) -> Result<()> {
+        let open = self.open_ref();
+        open.file.check_if_changed(open.conn(), look).inspect_err(|_| {
+            let _ = open.conn().set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
         })
     }
     fn open_ref(&self) -> &Open {
