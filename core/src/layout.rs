@@ -200,8 +200,10 @@ pub fn refuse_hard_linked(path: &Path, meta: &Metadata) -> Result<()> {
 pub fn append_lines(path: &Path, bytes: &[u8], look: Look, prepare: &dyn Fn() -> Result<()>) -> Result<()> {
     let mut log = open_logs().get_or_open(path, look, prepare)?;
     for reopened in [false, true] {
-        // One append at a time per log in this process: none sees another's half-done write.
-        let _appending = log.appending.lock().unwrap_or_else(|e| e.into_inner());
+        // One append at a time in this process: none sees another's half-done write, also not
+        // one through an older descriptor of the same log (replaced while its writer still
+        // held it). An append is one `write`; logs of other roots wait that long at most.
+        let _appending = APPENDING.lock().unwrap_or_else(|e| e.into_inner());
         let meta = log.file.metadata().map_err(|e| append_failed(path, e))?;
         if meta.nlink() == 0 {
             if reopened {
@@ -231,9 +233,10 @@ struct OpenLog {
     /// The file's size after this process's last whole append, `u64::MAX` if unknown: at that
     /// size, the file ends with a line of ours and needs no look at its last byte.
     end: AtomicU64,
-    /// Held for one append.
-    appending: Mutex<()>,
 }
+
+/// Held for one append to any log of the process.
+static APPENDING: Mutex<()> = Mutex::new(());
 
 impl OpenLog {
     /// Opens the log at `path` (creating it 0600), watched from before the open; refuses what is
@@ -252,7 +255,7 @@ impl OpenLog {
             return Err(append_failed(path, "not a regular file"));
         }
         let watch = watch.and_then(|w| w.file(path));
-        Ok(Arc::new(OpenLog { file, watch, end: AtomicU64::new(u64::MAX), appending: Mutex::new(()) }))
+        Ok(Arc::new(OpenLog { file, watch, end: AtomicU64::new(u64::MAX) }))
     }
 
     /// Whether the file ends with a partial line (an earlier append that failed part-way), to
