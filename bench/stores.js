@@ -145,6 +145,7 @@ class Ours {
 
 const BASELINE_SELECT = 'SELECT * FROM entries WHERE key = ?'
 const RANGE_SELECT = 'SELECT * FROM entries WHERE key >= ? AND key < ? ORDER BY updated_at DESC, seq DESC LIMIT ?'
+const NEWEST_SELECT = 'SELECT * FROM entries ORDER BY updated_at DESC, seq DESC LIMIT ?'
 
 /** What a user sets on every connection: WAL, synchronous=NORMAL, a wait for the write lock. */
 function openBaselineDb(dbPath) {
@@ -179,6 +180,7 @@ class HandRolled {
         `ON CONFLICT(key) DO UPDATE SET ${changed.map((c) => `${c} = excluded.${c}`).join(', ')}`,
     )
     this.queryStmt = db.prepare(RANGE_SELECT)
+    this.newestStmt = db.prepare(NEWEST_SELECT)
     this.victimsStmt = db.prepare('SELECT key, entry_id, size FROM entries WHERE category = ? ORDER BY updated_at, seq LIMIT ?')
     this.deleteStmt = db.prepare('DELETE FROM entries WHERE key = ?')
     this.prepare()
@@ -219,6 +221,11 @@ class HandRolled {
 
   query(prefix, limit) {
     return this.queryStmt.all(Buffer.from(prefix), prefixEnd(prefix), limit)
+  }
+
+  /** The `limit` most recently updated entries, whatever their key or category. */
+  newest(limit) {
+    return this.newestStmt.all(limit)
   }
 
   count(category) {
