@@ -126,4 +126,18 @@ mod tests {
         }
         assert!(!MemoryError::storage("x").damaged);
     }
+
+    #[test]
+    fn an_error_shows_its_code_then_its_message() {
+        let e = MemoryError::new(ErrorCode::NotFound, "no entry \"k\"");
+        assert_eq!(e.to_string(), "MEMORY_NOT_FOUND: no entry \"k\"");
+        assert_eq!(ErrorCode::QuotaExceeded.to_string(), "MEMORY_QUOTA_EXCEEDED");
+    }
+
+    #[test]
+    fn a_panic_message_is_the_payload_text_whatever_its_type() {
+        assert_eq!(panic_message(&"static text"), "static text");
+        assert_eq!(panic_message(&String::from("formatted 42")), "formatted 42");
+        assert_eq!(panic_message(&42_u32), "unknown panic");
+    }
 }
