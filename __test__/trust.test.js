@@ -11,7 +11,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { spawnSync } = require('node:child_process')
-const { memory, enc, tempRoot, open, auditLines, telemetryLines, throwsCode, geneId } = require('./helpers')
+const { memory, enc, dec, tempRoot, open, auditLines, telemetryLines, throwsCode, geneId } = require('./helpers')
 
 const STORAGE = 'MEMORY_STORAGE_ERROR'
 const OTHER_UID = 12345
@@ -242,3 +242,33 @@ test('the quota rejection a gene receives is the same whether or not an entry it
   assert.equal(withHidden, without)
   assert.match(without, /"mine" \(2004 bytes\) does not fit in the quota of 1KB \(1024 bytes\)/)
 })
+
+for (const [label, file] of [['the database', ''], ['its -wal', '-wal'], ['its -shm', '-shm']]) {
+  test(`${label} made untrusted while open: the next call is refused, and works again once it is ours again`, (t) => {
+    const root = made(t)
+    const m = open(root, AGENT, 'g', 'text')
+    m.writeMemory('open', enc('1'), 'CONTEXT') // the database, its -wal and -shm are open now
+    const p = db(root, file)
+    const mode = fs.statSync(p).mode & 0o777
+    const before = auditLines(root).length
+
+    fs.chmodSync(p, mode | 0o002)
+    throwsCode(assert, () => m.writeMemory('k2', enc('2'), 'CONTEXT'), STORAGE, new RegExp(`${esc(p)} can be written by its group or by others`))
+    throwsCode(assert, () => m.readMemory('open'), STORAGE, WRITABLE)
+    fs.chmodSync(p, mode)
+    assert.equal(dec(m.readMemory('open').value), '1', 'with its mode restored, it works')
+
+    fs.chownSync(p, OTHER_UID, OTHER_UID)
+    throwsCode(assert, () => m.writeMemory('k2', enc('2'), 'CONTEXT'), STORAGE, FOREIGN)
+    fs.chownSync(p, process.getuid(), process.getgid())
+
+    const other = path.join(root, 'elsewhere')
+    fs.linkSync(p, other)
+    throwsCode(assert, () => m.writeMemory('k2', enc('2'), 'CONTEXT'), STORAGE, LINKED)
+    fs.rmSync(other)
+
+    assert.equal(auditLines(root).length, before, 'no refused call was audited')
+    m.writeMemory('k2', enc('2'), 'CONTEXT')
+    assert.deepEqual(memory.listAgentMemory({ agentId: AGENT, root }).map((l) => l.key).sort(), ['k', 'k2', 'open'])
+  })
+}

@@ -139,12 +139,14 @@ impl DbFile {
             storage(&self.path, format!("{what} while in use; nothing was changed. Restore the database file, then restart the process"))
         };
         match std::fs::symlink_metadata(&self.path) {
-            Ok(m) if m.dev() == self.dev && m.ino() == self.ino => {}
+            // Given to another user, opened to group or others, or linked elsewhere while open:
+            // refused from the next call on, as it is at open, until it is made ours again.
+            Ok(m) if m.dev() == self.dev && m.ino() == self.ino => crate::layout::refuse_untrusted_file(&self.path, &m)?,
             _ => return Err(changed("was moved, replaced or deleted")),
         }
         for (p, dev, ino) in &self.companions {
             match std::fs::symlink_metadata(p) {
-                Ok(m) if m.dev() == *dev && m.ino() == *ino => {}
+                Ok(m) if m.dev() == *dev && m.ino() == *ino => crate::layout::refuse_untrusted_file(p, &m)?,
                 _ => {
                     return Err(storage(
                         p,
@@ -171,8 +173,12 @@ impl DbFile {
         }
         let result = self.check().and_then(|()| if written { self.check_written_by_checkpoint(w, conn) } else { Ok(()) });
         if result.is_err() {
+            // Judged again at the next call, with the flags as they were taken: a write that
+            // was not reported must not be judged (it would look like one no checkpoint made).
             w.mark_changed();
-            w.mark_written();
+            if written {
+                w.mark_written();
+            }
         }
         result
     }
@@ -483,7 +489,9 @@ impl Watch {
         let memory_dir = db.parent()?;
         let rotifer_dir = memory_dir.parent()?;
         let file_mask = libc::IN_MODIFY | libc::IN_ATTRIB | libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
-        let dir_mask = libc::IN_CREATE | libc::IN_DELETE | libc::IN_MOVED_FROM | libc::IN_MOVED_TO | libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
+        // IN_ATTRIB: an owner, mode or link count changed on the folder or a file in it (the
+        // -wal and -shm are not watched themselves).
+        let dir_mask = libc::IN_ATTRIB | libc::IN_CREATE | libc::IN_DELETE | libc::IN_MOVED_FROM | libc::IN_MOVED_TO | libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
         // The root and every folder above it: only their own moves and deletions matter.
         let ancestor_mask = libc::IN_MOVE_SELF | libc::IN_DELETE_SELF;
         let mut watch = Watch { changed: Arc::new(AtomicBool::new(false)), written: Arc::new(AtomicBool::new(false)), wds: Subscriptions(Vec::new()) };
