@@ -138,6 +138,16 @@ impl DbFile {
         let changed = |what: &str| {
             storage(&self.path, format!("{what} while in use; nothing was changed. Restore the database file, then restart the process"))
         };
+        // Its folders (`.rotifer/memory`, `.rotifer`) given to another user or opened to group or
+        // others while in use: refused from the next call on too. A folder that is gone or no
+        // longer a folder is the path check's to report, below.
+        for dir in self.path.ancestors().skip(1).take(2) {
+            if let Ok(m) = std::fs::symlink_metadata(dir) {
+                if m.is_dir() {
+                    crate::layout::refuse_untrusted_dir(dir, &m)?;
+                }
+            }
+        }
         match std::fs::symlink_metadata(&self.path) {
             // Given to another user, opened to group or others, or linked elsewhere while open:
             // refused from the next call on, as it is at open, until it is made ours again.
