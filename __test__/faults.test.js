@@ -43,6 +43,13 @@ function stored(dbPath) {
   }
 }
 
+/** The bytes of the one WAL kept aside in `dir` (R-HOST-1b: `a.db-wal.orphaned-…`). */
+function orphanedWal(dir) {
+  const kept = fs.readdirSync(dir).filter((n) => n.startsWith('a.db-wal.orphaned-'))
+  assert.equal(kept.length, 1, `one WAL kept aside: ${fs.readdirSync(dir)}`)
+  return fs.readFileSync(path.join(dir, kept[0]))
+}
+
 /** The newest committed version of each page in a WAL file: page number → bytes. */
 function committedWalPages(wal) {
   const pages = new Map()
@@ -169,7 +176,10 @@ for (const scenario of ['garbage', 'truncate', 'folder', 'wal', 'shm']) {
       const db = fs.readFileSync(path.join(memoryDir, 'a.db'))
       if (scenario === 'garbage') assert.ok(db.every((b, i) => b === 'garbage!'.charCodeAt(i % 8)), 'the garbage was not overwritten, not even when the process exited')
       else assert.equal(db.length, 1000, 'the truncated file was left as it is')
-      assert.ok(fs.existsSync(path.join(memoryDir, 'a.db-wal')), 'the WAL, which holds the last committed changes, is kept')
+      // The WAL, which holds the last committed changes, was written against the file that is no
+      // longer there: it is kept, aside, and never replayed over what is (R-HOST-1b).
+      assert.ok(!fs.existsSync(path.join(memoryDir, 'a.db-wal')), 'no WAL is left to be replayed')
+      assert.ok(orphanedWal(memoryDir).length > 32, 'the WAL is kept aside, whole')
     }
     if (scenario !== 'truncate') {
       // A new process is refused too, and changes nothing.
@@ -186,7 +196,7 @@ for (const scenario of ['garbage', 'truncate', 'folder', 'wal', 'shm']) {
       // checkpoint when it closes): every page the WAL held is still there.
       const dbFile = path.join(memoryDir, 'a.db')
       const fileBefore = fs.readFileSync(dbFile)
-      const walBefore = fs.readFileSync(dbFile + '-wal')
+      const walBefore = orphanedWal(memoryDir)
       const walPages = committedWalPages(walBefore)
       assert.ok(walPages.size > 0)
       const again = child(root, 'calls')
@@ -200,8 +210,7 @@ for (const scenario of ['garbage', 'truncate', 'folder', 'wal', 'shm']) {
           assert.ok(r.message.includes(dbFile), `the message names the file: ${r.message}`)
         }
         assert.ok(fs.readFileSync(dbFile).equals(fileBefore), 'the damaged file was left as it is')
-        assert.ok(fs.existsSync(dbFile + '-wal'), 'the WAL was kept')
-        const walAfter = committedWalPages(fs.readFileSync(dbFile + '-wal'))
+        const walAfter = committedWalPages(orphanedWal(memoryDir))
         for (const [page, bytes] of walPages) assert.ok(walAfter.get(page)?.equals(bytes), `page ${page} of the WAL was kept`)
       }
     }
@@ -229,7 +238,8 @@ for (const age of ['the same state the process opened', 'an older state']) {
     checkOutcomes(out, '')
     assert.equal(fs.statSync(db).ino, inode, 'restored in place')
     assert.ok(fs.readFileSync(db).equals(fs.readFileSync(backup)), 'the restored file is exactly what was copied: no WAL was written into it')
-    assert.ok(fs.statSync(db + '-wal').size > 0, 'the WAL, with the write made before the restore, was kept apart')
+    assert.ok(!fs.existsSync(db + '-wal'), 'no WAL is left beside the restored file for the next open to replay (R-HOST-1b)')
+    assert.ok(orphanedWal(path.dirname(db)).length > 32, 'the WAL, with the write made before the restore, was kept apart')
   })
 }
 

@@ -79,3 +79,36 @@ test('a database restored in place while a write waits for the write lock gets n
   assert.equal(auditLines(root).length, linesBefore, 'the refused write was not audited')
   assert.ok(fs.readFileSync(db).equals(fs.readFileSync(backup)), 'the restored file is exactly what was copied')
 })
+
+test('a write that waits 1.5 s for another process\'s lock stores a time taken after the lock was released (R-ENT-4)', async (t) => {
+  const root = tempRoot(t)
+  memory.createAgentMemory({ root, agentId: 'a' })
+  const m = open(root, 'a', 'g', 'd')
+  m.writeMemory('k', enc('1'), 'CONTEXT')
+  const db = path.join(root, '.rotifer', 'memory', 'a.db')
+  const script = `
+    const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))})
+    const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+    const db = new Database(${JSON.stringify(db)}, { fileMustExist: true, timeout: 30000 })
+    db.exec('BEGIN IMMEDIATE')
+    process.stdout.write('locked\\n')
+    sleep(1500)
+    const releasing = Date.now()
+    db.exec('ROLLBACK')
+    process.stdout.write('released ' + releasing + '\\n')
+    db.close()`
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.on('data', (d) => { out += d })
+  await new Promise((resolve, reject) => {
+    child.stdout.on('data', () => out.includes('locked') && resolve())
+    child.on('exit', (code) => reject(new Error(`the lock holder exited (${code}) before locking`)))
+  })
+  const called = Date.now()
+  const e = m.writeMemory('k', enc('2'), 'CONTEXT') // waits for the lock
+  await new Promise((resolve) => child.on('exit', resolve))
+  const released = Number(/released (\d+)/.exec(out)[1])
+  assert.ok(released - called >= 1000, `the write waited (${released - called} ms)`)
+  assert.ok(Date.parse(e.updatedAt) >= released, `updatedAt ${e.updatedAt} is before the lock was released (${new Date(released).toISOString()})`)
+  assert.ok(e.updatedAt >= e.createdAt)
+})

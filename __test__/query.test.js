@@ -16,10 +16,12 @@ test('R-API-3 R-ENT-3 most recently updated first; same-millisecond writes by wr
   m.writeMemory('d', enc(''), 'CACHE')
   m.writeMemory('a', enc('again'), 'CACHE') // rewrite moves it to the front
   assert.deepEqual(m.queryMemory().map((e) => e.key), ['a', 'd', 'c', 'b'])
-  // A clock that goes back still orders by updatedAt first.
+  // R-ENT-4: a clock that goes back is floored at the latest stored time, so the write made
+  // last is still the newest; ties are broken by write order.
   c.t -= 100
-  m.writeMemory('old', enc(''), 'CACHE')
-  assert.deepEqual(m.queryMemory().map((e) => e.key), ['a', 'd', 'c', 'b', 'old'])
+  const old = m.writeMemory('old', enc(''), 'CACHE')
+  assert.equal(old.updatedAt, m.readMemory('a').updatedAt)
+  assert.deepEqual(m.queryMemory().map((e) => e.key), ['old', 'a', 'd', 'c', 'b'])
 })
 
 test('R-API-3 filters: category, since (inclusive), until (exclusive), limit, since >= until is empty', (t) => {

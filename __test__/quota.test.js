@@ -146,7 +146,8 @@ test('createAgentMemory accepts quota text or bytes and rejects bad ones, creati
   throwsCode(assert, () => memory.createAgentMemory({ agentId: 'bad', root, dataPolicy: { maxRetentionDays: 0 } }), 'MEMORY_INVALID_INPUT')
   throwsCode(assert, () => memory.createAgentMemory({ agentId: 'bad', root, dataPolicy: { unknown: 1 } }), 'MEMORY_INVALID_INPUT')
   throwsCode(assert, () => memory.createAgentMemory({ agentId: 'bad', root, extra: 1 }), 'MEMORY_INVALID_INPUT')
-  assert.deepEqual(require('node:fs').readdirSync(require('node:path').join(root, '.rotifer', 'memory')).sort(), ['n.db', 't.db'])
+  // Each database with its lineage stamp (R-HOST-1b), nothing for the refused ones.
+  assert.deepEqual(require('node:fs').readdirSync(require('node:path').join(root, '.rotifer', 'memory')).sort(), ['n.db', 'n.db-lineage', 't.db', 't.db-lineage'])
 })
 
 // R-QUO-3 after the quota is lowered under the bytes already stored: eviction happens only when a

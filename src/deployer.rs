@@ -117,7 +117,7 @@ pub fn import_agent_memory(env: Env, options: JsAny, bundle_value: JsAny, now: J
         let o = AgentOptions::parse("options", &arg, &["agentId", "root", "bundle", "onConflict", "now"])?;
         let on_conflict = OnConflict::parse(o.get("onConflict").unwrap_or(&Arg::Undefined))?;
         let bytes = bundle::bundle_bytes(bundle_value.to_bulk_bytes()?)?;
-        let r = bundle::import_agent_memory(&o.layout, &o.agent_id, &bytes, on_conflict, now_ms(&now)?)?;
+        let r = bundle::import_agent_memory(&o.layout, &o.agent_id, &bytes, on_conflict, crate::call_time(&now)?)?;
         let b = Builder::new(env.raw());
         Ok(JsOut(b.object(&[
             (c"created", b.number(r.created as f64)?),

@@ -97,7 +97,7 @@ impl NativeGeneMemory {
                 &category.to_arg()?,
                 &access_policy.to_arg()?,
                 &retention_policy.to_arg()?,
-                now_ms(&now)?,
+                call_time(&now)?,
             )?;
             Ok(JsOut(b.entry(&e, factory)?))
         })
@@ -108,7 +108,7 @@ impl NativeGeneMemory {
         guard(|| {
             let b = Builder::new(env.raw());
             let factory = b.factory(&make_entry)?;
-            let entries = self.inner.query(&filter.to_arg()?, now_ms(&now)?)?;
+            let entries = self.inner.query(&filter.to_arg()?, call_time(&now)?)?;
             let items = entries.iter().map(|e| b.entry(e, factory)).collect::<CoreResult<Vec<_>>>()?;
             Ok(JsOut(b.array(&items)?))
         })
@@ -116,7 +116,7 @@ impl NativeGeneMemory {
 
     #[napi]
     pub fn delete(&self, key: JsAny, now: JsAny) -> Result<(), String> {
-        guard(|| self.inner.delete(&key.to_arg()?, now_ms(&now)?))
+        guard(|| self.inner.delete(&key.to_arg()?, call_time(&now)?))
     }
 }
 
@@ -167,7 +167,7 @@ pub fn list_agent_memory(env: Env, options: JsAny, now: JsAny) -> Result<JsOut, 
         let o = AgentOptions::parse("options", &arg, &["agentId", "root", "category", "keyPrefix", "now"])?;
         let category = parse_optional_category(o.get("category").unwrap_or(&Arg::Undefined))?;
         let prefix = parse_key_prefix("keyPrefix", o.get("keyPrefix").unwrap_or(&Arg::Undefined))?;
-        let list = rotifer_memory_core::memory::list_agent_memory_matching(&o.layout, &o.agent_id, category, prefix.as_deref(), now_ms(&now)?)?;
+        let list = rotifer_memory_core::memory::list_agent_memory_matching(&o.layout, &o.agent_id, category, prefix.as_deref(), call_time(&now)?)?;
         let b = Builder::new(env.raw());
         let items = list.iter().map(|l| b.listing(l)).collect::<CoreResult<Vec<_>>>()?;
         Ok(JsOut(b.array(&items)?))
@@ -180,7 +180,7 @@ pub fn delete_agent_memory(options: JsAny, now: JsAny) -> Result<f64, String> {
     guard(|| {
         let arg = options.to_arg()?;
         let o = AgentOptions::parse("options", &arg, &["agentId", "root", "key", "category", "keyPrefix", "now"])?;
-        let n = rotifer_memory_core::memory::delete_agent_memory_matching(&o.layout, &o.agent_id, o.get("key"), o.get("category"), o.get("keyPrefix"), now_ms(&now)?)?;
+        let n = rotifer_memory_core::memory::delete_agent_memory_matching(&o.layout, &o.agent_id, o.get("key"), o.get("category"), o.get("keyPrefix"), call_time(&now)?)?;
         Ok(n as f64)
     })
 }

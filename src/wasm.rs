@@ -5,7 +5,7 @@
 //! each host call copies the request once (when it must be kept) and the response once.
 
 use crate::convert::JsAny;
-use crate::{guard, now_ms, CoreResult};
+use crate::{call_time, guard, now_ms, CoreResult};
 use napi::bindgen_prelude::{FromNapiValue, TypeName, ValidateNapiValue};
 use napi::{sys, ValueType};
 use napi_derive::napi;
@@ -130,7 +130,7 @@ impl NativeWasmHost {
             }
             .ok_or_else(|| MemoryError::storage("unknown WebAssembly host call"))?;
             let (out_ptr, out_cap) = unsafe { out.raw()? };
-            let reply = match now_ms(&now) {
+            let reply = match call_time(&now) {
                 Ok(now) => {
                     let (req_ptr, req_len) = unsafe { request.raw()? };
                     // The request may overlap `out`: this borrow ends before `out` is written. A

@@ -249,10 +249,14 @@ class Model {
   }
 
   line(now, agentId, action, actor, key, category, size, extra = {}) {
+    // R-AUD-6: a change's line names its transaction: the sequence number it commits.
+    const change = !['access_denied', 'quota_reject'].includes(action)
+    if (change) this.tx.changed = true
     this.audit.push({
       ts: iso(now),
       agentId,
       action: 'memory.' + action,
+      ...(change ? { tx: this.tx.seq } : {}),
       actor,
       key,
       entryId: key === null ? null : entryId(agentId, key),
@@ -306,6 +310,11 @@ class Model {
   purge(now, agentId) {
     const a = this.agents.get(agentId)
     if (!a) return
+    // Every call that may change memory begins here, in its transaction. The one before, if it
+    // recorded a change, moved the sequence number to at least its own (R-AUD-6).
+    const last = this.tx
+    if (last && last.changed && last.a.lastSeq < last.seq) last.a.lastSeq = last.seq
+    this.tx = { a, seq: a.lastSeq + 1, changed: false }
     const expired = [...a.entries.values()]
       .map((e) => ({ e, at: Model.expiresAt(e, a.policy) }))
       .filter(({ at }) => at !== null && at <= now)
@@ -379,6 +388,8 @@ class Model {
       const givenAccess = parseAccess(access)
       const givenRetention = parseRetention(retention)
       const old = a.entries.get(key)
+      // R-ENT-4: a write stores no time before the latest one stored when it began.
+      const at = Math.max(now, ...[...a.entries.values()].map((e) => e.updatedAt))
       const size = Buffer.byteLength(key) + value.length
       const deny = () => this.deny(now, h, gene.id, 'write', key, category, size)
       let acc
@@ -428,12 +439,12 @@ class Model {
       let e
       if (old) {
         this.line(now, h.agentId, 'update', gene.id, key, category, size)
-        e = { ...old, category, value, size, lastAccessedBy: gene.id, updatedAt: now, seq, access: { ...acc }, retention: ret && { ...ret } }
+        e = { ...old, category, value, size, lastAccessedBy: gene.id, updatedAt: at, seq, access: { ...acc }, retention: ret && { ...ret } }
       } else {
         this.line(now, h.agentId, 'create', gene.id, key, category, size)
         e = {
           key, category, value, size, createdBy: gene.id, creatorDomain: gene.domain, lastAccessedBy: gene.id,
-          createdAt: now, updatedAt: now, seq, access: { ...acc }, retention: ret && { ...ret },
+          createdAt: at, updatedAt: at, seq, access: { ...acc }, retention: ret && { ...ret },
         }
       }
       a.entries.set(key, e)

@@ -25,6 +25,8 @@ pub enum Action {
     Expire,
     QuotaReject,
     AccessDenied,
+    /// The database replaced as a whole: restored by the deployer, or found replaced by hand.
+    Restore,
 }
 
 impl Action {
@@ -37,7 +39,13 @@ impl Action {
             Action::Expire => "memory.expire",
             Action::QuotaReject => "memory.quota_reject",
             Action::AccessDenied => "memory.access_denied",
+            Action::Restore => "memory.restore",
         }
+    }
+
+    /// Whether the line records a change to memory (not a refusal, which changes nothing).
+    pub fn is_change(self) -> bool {
+        !matches!(self, Action::QuotaReject | Action::AccessDenied)
     }
 }
 
@@ -55,6 +63,11 @@ struct Line<'a> {
     #[serde(rename = "agentId")]
     agent_id: &'a str,
     action: &'static str,
+    /// The transaction of a change (R-AUD-6): the agent's write sequence number it commits
+    /// (`last_seq` once it has). A reader tells a change that committed from one that did not
+    /// by that number (`audit_log::committed`); refusals, which change nothing, have none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tx: Option<i64>,
     actor: Option<&'a str>,
     key: Option<&'a str>,
     #[serde(rename = "entryId")]
@@ -109,6 +122,10 @@ pub struct AuditBatch<'a> {
     denials: Option<Arc<DenialLog>>,
     /// How fresh a look at the kernel's change reports the logs need (`layout::append_lines`).
     look: Look,
+    /// The transaction the changes recorded belong to (R-AUD-6), inside a changing call.
+    tx: Option<i64>,
+    /// Whether a change (not only refusals) was recorded.
+    changes: bool,
 }
 
 /// The subject of a line: the entry's key, category and size, where known.
@@ -121,7 +138,19 @@ pub struct Subject<'a> {
 
 impl<'a> AuditBatch<'a> {
     pub fn new(agent_id: &'a str, now: i64) -> Self {
-        AuditBatch { agent_id, now, lines: Vec::new(), events: Vec::new(), denials: None, look: Look::Now }
+        AuditBatch { agent_id, now, lines: Vec::new(), events: Vec::new(), denials: None, look: Look::Now, tx: None, changes: false }
+    }
+
+    /// The changes recorded from now on belong to transaction `tx` (R-AUD-6).
+    pub fn in_transaction(mut self, tx: i64) -> Self {
+        self.tx = Some(tx);
+        self
+    }
+
+    /// Whether a change was recorded: its transaction must move the agent's sequence number to
+    /// at least its `tx`, so that a reader can tell it committed.
+    pub fn has_changes(&self) -> bool {
+        self.changes
     }
 
     /// For a changing call, which looked at the kernel's change reports itself a moment ago:
@@ -151,6 +180,17 @@ impl<'a> AuditBatch<'a> {
             self.push_refusal(action, actor, subject, None, quota);
         }
         self.summarise_if_due();
+    }
+
+    /// Appends the line of a restore (R-HOST-1b): `reason` says what happened, `size` the bytes
+    /// the agent holds after it. `tx`: its transaction, which a restore numbers itself, past every
+    /// number in use before it.
+    pub fn record_restore(&mut self, actor: Actor<'_>, reason: &str, size: Option<u64>, tx: i64) {
+        let mut line = make_line(self.agent_id, self.now, Action::Restore, actor, Subject { size, ..Subject::default() }, None, None);
+        line.reason = Some(reason);
+        line.tx = Some(tx);
+        self.changes = true;
+        write_json_line(&mut self.lines, &line);
     }
 
     /// Appends a denial line, and a telemetry event unless the user opted out (R-AUD-4); or,
@@ -244,7 +284,11 @@ impl<'a> AuditBatch<'a> {
     }
 
     fn push(&mut self, action: Action, actor: Actor<'_>, s: Subject<'_>, denial: Option<Denial<'_>>, quota: Option<QuotaFacts>) {
-        let line = make_line(self.agent_id, self.now, action, actor, s, denial, quota);
+        let mut line = make_line(self.agent_id, self.now, action, actor, s, denial, quota);
+        if action.is_change() {
+            line.tx = self.tx;
+            self.changes = true;
+        }
         write_json_line(&mut self.lines, &line);
     }
 
@@ -283,6 +327,7 @@ fn make_line<'l>(agent_id: &'l str, now: i64, action: Action, actor: Actor<'l>, 
         ts: format_ms(now),
         agent_id,
         action: action.as_str(),
+        tx: None,
         actor: match actor {
             Actor::Gene(id) => Some(id),
             Actor::Deployer => Some("deployer"),
@@ -473,6 +518,23 @@ pub(crate) fn escape_line_separators(out: &mut Vec<u8>, start: usize) {
         .replace('\u{2029}', "\\u2029");
     out.truncate(start);
     out.extend_from_slice(escaped.as_bytes());
+}
+
+/// The highest transaction number the audit log names for `agent_id` (R-AUD-6), if any: what a
+/// restore must number past. Reads the whole log, which only a restore does.
+pub fn latest_tx(layout: &Layout, agent_id: &str) -> Option<i64> {
+    #[derive(serde::Deserialize)]
+    struct Tx<'a> {
+        #[serde(rename = "agentId", borrow)]
+        agent_id: Option<std::borrow::Cow<'a, str>>,
+        tx: Option<i64>,
+    }
+    let text = std::fs::read(layout.audit_path()).ok()?;
+    text.split(|b| *b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<Tx<'_>>(line).ok())
+        .filter(|l| l.agent_id.as_deref() == Some(agent_id))
+        .filter_map(|l| l.tx)
+        .max()
 }
 
 /// R-AUD-4: off when `ROTIFER_TELEMETRY` is `0`, `false` or `off`, or `DO_NOT_TRACK` is set to

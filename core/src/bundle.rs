@@ -475,7 +475,7 @@ pub struct Imported {
 
 /// Imports `bytes` into the agent: every check first, then one transaction. The agent's memory
 /// is created (default quota and data policy) if it never was.
-pub fn import_agent_memory(layout: &Layout, agent_id: &str, bytes: &[u8], on_conflict: OnConflict, now: i64) -> Result<Imported> {
+pub fn import_agent_memory(layout: &Layout, agent_id: &str, bytes: &[u8], on_conflict: OnConflict, now: impl Into<crate::time::CallTime>) -> Result<Imported> {
     check_agent_id(agent_id)?;
     let bundle = parse_bundle(bytes)?;
     let store = AgentStore::open(layout, agent_id, IfMissing::Create)?
@@ -494,7 +494,7 @@ pub fn import_agent_memory(layout: &Layout, agent_id: &str, bytes: &[u8], on_con
             if let Some(reason) = data_policy_violation(&policy, &e.access_policy, e.retention_policy.as_ref()) {
                 return Err(at(crate::ErrorCode::AccessDenied, format!("the target agent's data policy refuses it: {reason}")));
             }
-            if expires_at(e.updated_at, e.retention_policy.as_ref(), &policy).is_some_and(|t| t <= now) {
+            if expires_at(e.updated_at, e.retention_policy.as_ref(), &policy).is_some_and(|t| t <= tx.now) {
                 report.expired += 1;
                 continue;
             }

@@ -135,9 +135,10 @@ impl DbFile {
     pub fn check(&self) -> Result<()> {
         use std::os::unix::fs::MetadataExt;
         use std::sync::atomic::Ordering;
-        let changed = |what: &str| {
-            storage(&self.path, format!("{what} while in use; nothing was changed. Restore the database file, then restart the process"))
-        };
+        let changed = |what: &str| storage(&self.path, format!("{what} while in use; nothing was changed, and this process will not write its changes back into it"));
+        if self.overwritten.load(Ordering::Acquire) {
+            return Err(changed("was written over (a backup copied over it?)"));
+        }
         // Its folders (`.rotifer/memory`, `.rotifer`) given to another user or opened to group or
         // others while in use: refused from the next call on too. A folder that is gone or no
         // longer a folder is the path check's to report, below.
@@ -211,10 +212,14 @@ impl DbFile {
             self.overwritten.store(true, Ordering::Release);
             return Err(storage(
                 &self.path,
-                "was written over while in use (a backup copied over it?); nothing was changed, and this process will not write its changes back into it. Remove the -wal and -shm files if the file now holds the state you want, then restart the process",
+                "was written over while in use (a backup copied over it?); nothing was changed, and this process will not write its changes back into it",
             ));
         }
         *last = Some(mark);
+        drop(last);
+        // A checkpoint wrote it, perhaps another program's (sqlite3's `PRAGMA wal_checkpoint`),
+        // which the lineage stamp did not see: the stamp names the file as that left it.
+        let _ = crate::lineage::Lineage::lock(&self.path).and_then(|l| l.stamp_now());
         Ok(())
     }
 
@@ -234,6 +239,39 @@ impl DbFile {
             Some((mark, false)) => *last = Some(mark),
             None => {}
         }
+    }
+
+    /// Whether the path now names a database file other than the one opened: another file moved
+    /// there, or this one written over or cut short in place (a backup copied over it). Its WAL,
+    /// written against what was replaced, must then never be replayed (R-HOST-1b). A path that
+    /// names nothing is not "replaced": there is no file for a WAL to be replayed over.
+    pub fn replaced(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        if self.overwritten.load(Ordering::Acquire) {
+            return true;
+        }
+        match std::fs::symlink_metadata(&self.path) {
+            Ok(m) if (m.dev(), m.ino()) != (self.dev, self.ino) => true,
+            Ok(_) => {
+                let shorter = self.file.metadata().is_ok_and(|m| m.len() < self.max_len.load(Ordering::Relaxed));
+                shorter || self.check_header("").is_err()
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// From now on every call fails, as for a file written over: it is not the file its WAL
+    /// belongs to (a checkpoint found it replaced).
+    pub fn mark_replaced(&self) {
+        self.overwritten.store(true, Ordering::Release);
+        if let Some(w) = &self.watch {
+            w.mark_changed();
+        }
+    }
+
+    /// The `-wal` and `-shm` as SQLite opened them: path, device, inode.
+    pub fn companions(&self) -> &[(PathBuf, u64, u64)] {
+        &self.companions
     }
 
     /// The file starts as every SQLite database does.
@@ -315,6 +353,7 @@ struct WalIndex {
 
 impl WalIndex {
     /// Offsets in the first 32 KiB page of the WAL index (SQLite's `WalIndexHdr`, `WalCkptInfo`).
+    const MX_FRAME: usize = 16;
     const SALT: usize = 32;
     const BACKFILLED: usize = 96;
     const ATTEMPTED: usize = 128;
@@ -345,6 +384,11 @@ impl WalIndex {
         unsafe { std::ptr::read_volatile(self.base.add(at) as *const u32) }
     }
 
+    /// The frames in the WAL (`mxFrame`).
+    fn frames(&self) -> u32 {
+        self.read_u32(Self::MX_FRAME)
+    }
+
     fn salts(&self) -> [u32; 2] {
         [self.read_u32(Self::SALT), self.read_u32(Self::SALT + 4)]
     }
@@ -368,6 +412,11 @@ impl WalIndex {
         unsafe { shm_lock(self.file, Self::CKPT_LOCK, 1, ffi::SQLITE_SHM_UNLOCK | ffi::SQLITE_SHM_EXCLUSIVE) };
         Some((mark, written))
     }
+}
+
+/// The frames in the connection's WAL, as its WAL index says; `None` where there is none.
+pub fn wal_frames(conn: &rusqlite::Connection) -> Option<u32> {
+    WalIndex::of(conn).map(|w| w.frames())
 }
 
 fn check_header_of(file: &std::fs::File, path: &Path, otherwise: &str) -> Result<()> {

@@ -15,6 +15,7 @@ pub mod error;
 pub mod inspect;
 pub mod integrity;
 pub mod layout;
+pub mod lineage;
 pub mod memory;
 pub mod migrate;
 pub mod model;

@@ -180,12 +180,13 @@ impl GeneMemory {
     /// The error for a call whose request could not even be parsed (a WASM gene's malformed
     /// JSON): like any call, identity comes first and expired entries are purged (§9), so a
     /// gene with no agent or no v2 id is denied whatever it sends; then `malformed`.
-    pub fn reject_malformed(&self, op: &str, malformed: MemoryError, now: i64) -> MemoryError {
-        let store = match self.caller(op, None, &now.into()) {
+    pub fn reject_malformed(&self, op: &str, malformed: MemoryError, now: impl Into<CallTime>) -> MemoryError {
+        let now = now.into();
+        let store = match self.caller(op, None, &now) {
             Ok((store, _)) => store,
             Err(e) => return e,
         };
-        match store.write(now, |_| Ok(())) {
+        match store.write(&now, |_| Ok(())) {
             Err(e) => e,
             Ok(()) => malformed,
         }
@@ -214,7 +215,7 @@ impl GeneMemory {
         if let Fast::Answer(result) = fast {
             return Ok(result);
         }
-        store.write(now.ms(), |tx| {
+        store.write(&now, |tx| {
             tx.batch.bound_by(self.denials.as_ref());
             let key = parse_key(key)?;
             let category = parse_optional_category(category)?;
@@ -235,9 +236,13 @@ impl GeneMemory {
     }
 
     /// R-API-2, R-QUO-3/4: validate, authorise, make room, then store the entry.
-    pub fn write(&self, key: &Arg, value: Arg, category: &Arg, access: &Arg, retention: &Arg, now: i64) -> Result<Entry> {
-        let (store, gene) = self.caller("write", Some(key), &now.into())?;
-        store.write(now, move |tx| {
+    ///
+    /// `now`: a test clock's reading, or `CallTime::system()`: the system clock, read once the
+    /// write lock is held (R-ENT-4).
+    pub fn write(&self, key: &Arg, value: Arg, category: &Arg, access: &Arg, retention: &Arg, now: impl Into<CallTime>) -> Result<Entry> {
+        let now = now.into();
+        let (store, gene) = self.caller("write", Some(key), &now)?;
+        store.write(&now, move |tx| {
             tx.batch.bound_by(self.denials.as_ref());
             let request = WriteRequest::parse(key, value, category, access, retention)?;
             let existing = load_entry(tx.conn, &request.key)?;
@@ -252,9 +257,10 @@ impl GeneMemory {
     }
 
     /// R-API-3, R-LIM-3/4.
-    pub fn query(&self, filter: &Arg, now: i64) -> Result<Vec<Entry>> {
-        let (store, gene) = self.caller("query", None, &now.into())?;
-        let fast = store.read(&now.into(), self.look(), |reader| {
+    pub fn query(&self, filter: &Arg, now: impl Into<CallTime>) -> Result<Vec<Entry>> {
+        let now = now.into();
+        let (store, gene) = self.caller("query", None, &now)?;
+        let fast = store.read(&now, self.look(), |reader| {
             // Bad input is reported by the write path, after the purge that comes first (§9).
             let Ok(filter) = parse_filter(filter) else { return Ok(Fast::WritePath) };
             match run_query(reader.conn, &filter, gene) {
@@ -265,14 +271,15 @@ impl GeneMemory {
         })?;
         match fast {
             Fast::Answer(entries) => Ok(entries),
-            Fast::WritePath => store.write(now, |tx| run_query(tx.conn, &parse_filter(filter)?, gene)),
+            Fast::WritePath => store.write(&now, |tx| run_query(tx.conn, &parse_filter(filter)?, gene)),
         }
     }
 
     /// R-API-4.
-    pub fn delete(&self, key: &Arg, now: i64) -> Result<()> {
-        let (store, gene) = self.caller("delete", Some(key), &now.into())?;
-        store.write(now, |tx| {
+    pub fn delete(&self, key: &Arg, now: impl Into<CallTime>) -> Result<()> {
+        let now = now.into();
+        let (store, gene) = self.caller("delete", Some(key), &now)?;
+        store.write(&now, |tx| {
             tx.batch.bound_by(self.denials.as_ref());
             let key = parse_key(key)?;
             let Some(found) = load_entry(tx.conn, &key)? else {
@@ -460,7 +467,9 @@ fn build_entry(
                 category: request.category,
                 value: request.value,
                 last_accessed_by: gene.id.clone(),
-                updated_at: tx.now,
+                // Never before the time it replaces, nor before its creation (R-ENT-4): an
+                // imported entry may carry times ahead of this clock.
+                updated_at: tx.entry_time.max(old.entry.updated_at).max(old.entry.created_at),
                 access_policy: access,
                 retention_policy: retention,
                 ..old.entry
@@ -476,8 +485,8 @@ fn build_entry(
                 value: request.value,
                 created_by: gene.id.clone(),
                 last_accessed_by: gene.id.clone(),
-                created_at: tx.now,
-                updated_at: tx.now,
+                created_at: tx.entry_time,
+                updated_at: tx.entry_time,
                 access_policy: access,
                 retention_policy: retention,
             };
@@ -603,7 +612,7 @@ pub fn ensure_agent_memory(layout: &Layout, agent_id: &str, quota: u64, policy: 
 
 /// Every live entry of the agent, by key, ignoring access policies. An agent whose memory was
 /// never created has none (and none is created).
-pub fn list_agent_memory(layout: &Layout, agent_id: &str, category: Option<Category>, now: i64) -> Result<Vec<Listing>> {
+pub fn list_agent_memory(layout: &Layout, agent_id: &str, category: Option<Category>, now: impl Into<CallTime>) -> Result<Vec<Listing>> {
     list_agent_memory_matching(layout, agent_id, category, None, now)
 }
 
@@ -613,8 +622,9 @@ pub fn list_agent_memory_matching(
     agent_id: &str,
     category: Option<Category>,
     key_prefix: Option<&str>,
-    now: i64,
+    now: impl Into<CallTime>,
 ) -> Result<Vec<Listing>> {
+    let now = now.into();
     let Some(store) = AgentStore::open(layout, agent_id, IfMissing::Skip)? else { return Ok(Vec::new()) };
     let (from, to) = key_range(key_prefix);
     let list = |conn: &Connection| -> Result<Vec<Listing>> {
@@ -633,14 +643,14 @@ pub fn list_agent_memory_matching(
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     };
-    match store.read(&now.into(), Look::Now, |reader| list(reader.conn).map(Fast::Answer))? {
+    match store.read(&now, Look::Now, |reader| list(reader.conn).map(Fast::Answer))? {
         Fast::Answer(l) => Ok(l),
-        Fast::WritePath => store.write(now, |tx| list(tx.conn)),
+        Fast::WritePath => store.write(&now, |tx| list(tx.conn)),
     }
 }
 
 /// Deletes one key or a whole category, ignoring access policies; returns how many.
-pub fn delete_agent_memory(layout: &Layout, agent_id: &str, key: Option<&Arg>, category: Option<&Arg>, now: i64) -> Result<u64> {
+pub fn delete_agent_memory(layout: &Layout, agent_id: &str, key: Option<&Arg>, category: Option<&Arg>, now: impl Into<CallTime>) -> Result<u64> {
     delete_agent_memory_matching(layout, agent_id, key, category, None, now)
 }
 
@@ -658,7 +668,7 @@ pub fn delete_agent_memory_matching(
     key: Option<&Arg>,
     category: Option<&Arg>,
     key_prefix: Option<&Arg>,
-    now: i64,
+    now: impl Into<CallTime>,
 ) -> Result<u64> {
     fn given(a: Option<&Arg>) -> Option<&Arg> {
         a.filter(|a| !matches!(a, Arg::Undefined))

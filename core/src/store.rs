@@ -12,6 +12,7 @@ use crate::audit::{Action, Actor, AuditBatch, Subject};
 use crate::error::{ErrorCode, MemoryError, Result};
 use crate::integrity::{DbFile, Look};
 use crate::layout::{create_private_file, Layout};
+use crate::lineage::{describe_orphaned, Found, Lineage};
 use crate::model::{AccessPolicy, Category, DataPolicy, Entry, RetentionPolicy, Scope, SharePolicy};
 use crate::quota::DEFAULT_QUOTA;
 use crate::time::{CallTime, MS_PER_DAY};
@@ -25,6 +26,9 @@ use std::time::Duration;
 /// The schema version this package creates and reads; version 1 is migrated on open (`migrate`).
 pub const SCHEMA_VERSION: i64 = 2;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+/// A commit that leaves the WAL with this many frames checkpoints it, as SQLite's automatic
+/// checkpoint (off here: every checkpoint is bracketed by the lineage stamp) would.
+const CHECKPOINT_FRAMES: u32 = 1000;
 
 macro_rules! entries_indexes {
     () => {
@@ -94,6 +98,11 @@ pub(crate) const LOAD_SQL: &str = concat!("SELECT ", entry_columns!(), " FROM en
 pub(crate) const NEXT_EXPIRY_SQL: &str = "SELECT MIN(expires_at) FROM entries WHERE expires_at IS NOT NULL";
 pub(crate) const EXPIRED_SQL: &str = "SELECT key, category, size FROM entries WHERE expires_at <= ?1 ORDER BY expires_at, seq";
 pub(crate) const DELETE_EXPIRED_SQL: &str = "DELETE FROM entries WHERE expires_at <= ?1";
+// The latest `updated_at`: one seek to the end of each category's run of `entries_by_category`.
+const LATEST_UPDATE_SQL: &str = "SELECT MAX(t) FROM (SELECT MAX(updated_at) AS t FROM entries WHERE category = 0 \
+     UNION ALL SELECT MAX(updated_at) FROM entries WHERE category = 1 \
+     UNION ALL SELECT MAX(updated_at) FROM entries WHERE category = 2 \
+     UNION ALL SELECT MAX(updated_at) FROM entries WHERE category = 3)";
 
 /// An entry with the facts only the store needs.
 #[derive(Debug, Clone)]
@@ -186,6 +195,8 @@ struct Open {
     file: DbFile,
     /// The earliest expiry, with the data version it was read at.
     expiry: ExpiryCache,
+    /// The latest stored time, with the data version it was read at (`TimeFloor`).
+    floor: TimeFloor,
 }
 
 // SAFETY: the connection and its statement are used only under the store's lock, by one thread
@@ -288,7 +299,11 @@ impl AgentStore {
         let Some(mut file) = open_database_file(&path, agent_id, limits)? else {
             return Ok(None); // deleted since the look above: Skip never creates one
         };
+        // Before SQLite reads the WAL: is it this file's? (R-HOST-1b)
+        let lineage = Lineage::lock(&path)?;
+        let found = lineage.judge_at_open()?;
         let conn = open_connection(&path)?;
+        drop(lineage);
         if let Err(e) = file.opened(&layout.root, &conn) {
             // Closing would checkpoint the WAL into whatever is at the path now: keep the WAL.
             let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
@@ -303,7 +318,29 @@ impl AgentStore {
         });
         state.store = Arc::downgrade(&store);
         state.open = true;
+        drop(state);
+        if let Found::Replaced { orphaned } = found {
+            store.record_replaced(&orphaned)?;
+        }
         Ok(Some(store))
+    }
+
+    /// A database found at open not to be the file its last checkpoint left (R-HOST-1b): said
+    /// on stderr and in the audit log (`memory.restore`, actor null), and the sequence number
+    /// moved past every transaction the log names for the agent, so that the changes made
+    /// before the restore keep telling committed from not (R-AUD-6).
+    fn record_replaced(&self, orphaned: &[PathBuf]) -> Result<()> {
+        let path = self.layout.db_path(&self.agent_id);
+        let what = describe_orphaned(&path, orphaned);
+        eprintln!("rotifer-memory: warning: {what}");
+        let logged = crate::audit::latest_tx(&self.layout, &self.agent_id);
+        self.write(CallTime::system(), |tx| {
+            tx.raise_seq(logged.unwrap_or(0));
+            let seq = tx.next_seq();
+            let used = tx.agent.used;
+            tx.batch.record_restore(Actor::System, &what, Some(used), seq);
+            Ok(())
+        })
     }
 
     fn is_open(&self) -> bool {
@@ -378,20 +415,30 @@ impl AgentStore {
     /// A business error from `f` (denied, not found, quota, invalid) still commits the purge and
     /// writes its own audit lines, since `f` changes nothing before it has decided. A storage
     /// error, or an audit log that cannot be written, rolls everything back.
-    pub fn write<T>(&self, now: i64, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T>) -> Result<T> {
+    ///
+    /// The call's time is taken once the write lock is held (R-ENT-4): the system clock is read
+    /// then. The time an entry is stored with is also floored at the latest time stored when the
+    /// call began, so that a clock stepped back never makes a write older than one it follows
+    /// (`TimeFloor`, `Tx::entry_time`).
+    pub fn write<T>(&self, now: impl Into<CallTime>, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T>) -> Result<T> {
         let guard = self.open_guard()?;
-        let result = self.write_in(&guard, now, f);
+        let result = self.write_in(&guard, &now.into(), f);
         guard.finish(result)
     }
 
-    fn write_in<T>(&self, guard: &OpenGuard<'_>, now: i64, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T>) -> Result<T> {
+    fn write_in<T>(&self, guard: &OpenGuard<'_>, now: &CallTime, f: impl FnOnce(&mut Tx<'_, '_>) -> Result<T>) -> Result<T> {
         let tx = Transaction::new_unchecked(guard.conn(), TransactionBehavior::Immediate)?;
         // The look comes once the write lock is held: `BEGIN IMMEDIATE` may wait (another
         // process writing) while the file is restored in place, and the commit may checkpoint.
         guard.look(Look::Now)?;
-        let mut batch = AuditBatch::new(&self.agent_id, now).after_a_look();
+        let now = now.under_lock();
+        let floor = guard.floor().latest(&tx)?;
         let agent = read_agent(&tx)?;
-        let mut t = Tx { conn: &tx, batch: &mut batch, agent, now, agent_changed: false, expiry: guard.expiry() };
+        // The changes' lines name the sequence number this transaction commits (R-AUD-6).
+        let tx_seq = agent.last_seq + 1;
+        let mut batch = AuditBatch::new(&self.agent_id, now).after_a_look().in_transaction(tx_seq);
+        let entry_time = now.max(floor.unwrap_or(i64::MIN));
+        let mut t = Tx { conn: &tx, batch: &mut batch, agent, now, entry_time, agent_changed: false, expiry: guard.expiry(), latest_written: None, deleted: false };
         t.purge_expired()?;
         let result = f(&mut t);
         if let Err(e) = &result {
@@ -399,14 +446,19 @@ impl AgentStore {
                 return result; // the transaction rolls back on drop
             }
         }
+        if t.batch.has_changes() && t.agent.last_seq < tx_seq {
+            t.next_seq(); // an expiry purge or a deletion alone: still a transaction to tell apart
+        }
         if t.agent_changed {
             let a = t.agent;
             tx.prepare_cached("UPDATE agent SET used_bytes = ?1, last_seq = ?2 WHERE id = 1")?
                 .execute(params![a.used as i64, a.last_seq])?;
         }
+        let (latest_written, deleted) = (t.latest_written, t.deleted);
         batch.flush_audit(&self.layout)?;
         tx.commit()?;
         guard.committed();
+        guard.floor().committed(guard.conn(), floor, latest_written, deleted);
         batch.flush_telemetry(&self.layout);
         result
     }
@@ -457,7 +509,7 @@ impl Open {
         let conn = NonNull::from(Box::leak(Box::new(conn)));
         // SAFETY: the connection is freed only in `drop`, after the statement.
         let load = unsafe { conn.as_ref() }.prepare(LOAD_SQL).ok();
-        Open { load, conn, file, expiry: ExpiryCache::default() }
+        Open { load, conn, file, expiry: ExpiryCache::default(), floor: TimeFloor::default() }
     }
 
     fn conn(&self) -> &Connection {
@@ -482,10 +534,30 @@ impl Drop for Open {
         // SAFETY: allocated in `new`; the statement that borrowed it is gone, and `self.conn` is
         // not used again.
         let conn = unsafe { Box::from_raw(self.conn.as_ptr()) };
-        if self.file.check_if_changed(&conn, Look::Now).is_err() {
+        let keep_wal = || {
             let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+        };
+        if self.file.check_if_changed(&conn, Look::Now).is_err() {
+            keep_wal();
+            if self.file.replaced() {
+                let _ = orphan_wal(&self.file);
+            }
+            let _ = conn.close();
+            return;
         }
-        let _ = conn.close();
+        // The last connection's close checkpoints the WAL into the file: only into the file the
+        // lineage stamp names, and bracketed by it (R-HOST-1b).
+        let lineage = Lineage::lock(self.file.path()).ok();
+        match lineage.as_ref().map(Lineage::begin_checkpoint) {
+            Some(Ok(true)) => {
+                let _ = conn.close();
+                let _ = lineage.as_ref().map(Lineage::end_checkpoint);
+            }
+            _ => {
+                keep_wal();
+                let _ = conn.close();
+            }
+        }
         // `file` is dropped after this.
     }
 }
@@ -517,12 +589,18 @@ impl OpenGuard<'_> {
     fn expiry(&self) -> &ExpiryCache {
         &self.0.as_ref().expect("checked by AgentStore::conn").expiry
     }
+    fn floor(&self) -> &TimeFloor {
+        &self.0.as_ref().expect("checked by AgentStore::conn").floor
+    }
     fn open(&mut self) -> &mut Open {
         self.0.as_mut().expect("checked by AgentStore::conn")
     }
     fn committed(&self) {
         let open = self.0.as_ref().expect("checked by AgentStore::conn");
         open.file.committed(open.conn());
+        if crate::integrity::wal_frames(open.conn()).is_some_and(|n| n >= CHECKPOINT_FRAMES) {
+            checkpoint(&open.file, open.conn());
+        }
     }
     /// The end of a call on the connection. A SQLite failure names the database file. A
     /// database SQLite found damaged is left as it is: closing must not checkpoint the WAL into
@@ -540,10 +618,22 @@ impl OpenGuard<'_> {
     }
     /// The file checks (`DbFile::check_if_changed`). A database found changed is left as it
     /// is: closing would checkpoint the WAL into whatever is at the path now.
+    ///
+    /// A database found replaced (a backup copied or moved over it) gets its WAL, written against
+    /// the file that was replaced, moved aside now, and the error says where (R-HOST-1b).
     fn look(&self, look: Look) -> Result<()> {
         let open = self.open_ref();
-        open.file.check_if_changed(open.conn(), look).inspect_err(|_| {
+        open.file.check_if_changed(open.conn(), look).map_err(|e| {
             let _ = open.conn().set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+            if !open.file.replaced() {
+                return e;
+            }
+            match orphan_wal(&open.file) {
+                Ok(moved) if !moved.is_empty() => {
+                    MemoryError { message: format!("{}. {}", e.message, describe_orphaned(open.file.path(), &moved)), ..e }
+                }
+                _ => e,
+            }
         })
     }
     fn open_ref(&self) -> &Open {
@@ -598,6 +688,59 @@ impl ExpiryCache {
     }
 }
 
+/// Moves this store's WAL and `-shm` aside (only if they are still the ones it opened): the
+/// database was replaced, and no later open may replay them over the file now in place.
+fn orphan_wal(file: &DbFile) -> Result<Vec<PathBuf>> {
+    let moved = Lineage::lock(file.path())?.move_aside(Some(file.companions()))?;
+    file.mark_replaced();
+    Ok(moved)
+}
+
+/// A checkpoint after a commit, as SQLite's automatic one would make, but only into the file
+/// the lineage stamp names (R-HOST-1b). Best effort: the commit stands whatever happens here,
+/// and a WAL left unchecked is safe. A database found replaced fails every later call.
+fn checkpoint(file: &DbFile, conn: &Connection) {
+    let Ok(lineage) = Lineage::lock(file.path()) else { return };
+    match lineage.begin_checkpoint() {
+        Ok(true) => {
+            let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+            let _ = lineage.end_checkpoint();
+        }
+        Ok(false) => file.mark_replaced(),
+        Err(_) => {}
+    }
+}
+
+/// The latest `updated_at` of the live entries (R-ENT-4), with the data version it was read at:
+/// a write stores at least this time, so that stored times follow the order of commits even
+/// when the clock steps back, and "newest first", eviction order (a rewrite counts as new) and
+/// `since` agree with that order. A process that writes in a row reads it once: its own
+/// commits keep it current, except a deletion, after which it is read again.
+#[derive(Default)]
+pub struct TimeFloor(std::cell::Cell<Option<(u32, Option<i64>)>>);
+
+impl TimeFloor {
+    /// The latest time stored, inside the write transaction (no commit can come between).
+    fn latest(&self, conn: &Connection) -> Result<Option<i64>> {
+        let version = data_version(conn)?;
+        if let Some((v, latest)) = self.0.get() {
+            if v == version {
+                return Ok(latest);
+            }
+        }
+        let latest: Option<i64> = conn.prepare_cached(LATEST_UPDATE_SQL)?.query_row([], |r| r.get(0))?;
+        self.0.set(Some((version, latest)));
+        Ok(latest)
+    }
+
+    /// After this connection's commit: the latest time is the one before it or the latest this
+    /// commit wrote, unless it deleted an entry (which may have held the latest time).
+    fn committed(&self, conn: &Connection, before: Option<i64>, written: Option<i64>, deleted: bool) {
+        let known = if deleted { None } else { data_version(conn).ok().map(|v| (v, before.max(written))) };
+        self.0.set(known);
+    }
+}
+
 pub fn read_agent(conn: &Connection) -> Result<AgentRow> {
     conn.prepare_cached("SELECT quota, anonymization_supported, max_retention_days, used_bytes, last_seq FROM agent WHERE id = 1")?
         .query_row([], |r| {
@@ -646,9 +789,17 @@ pub struct Tx<'c, 'b> {
     pub conn: &'c Connection,
     pub batch: &'c mut AuditBatch<'b>,
     pub agent: AgentRow,
+    /// The call's time, taken under the write lock (R-ENT-4): expiry, audit lines.
     pub now: i64,
+    /// The time a write stores: `now`, floored at the latest `updated_at` of the entries when
+    /// the call began (R-ENT-4, `TimeFloor`).
+    pub entry_time: i64,
     agent_changed: bool,
     expiry: &'c ExpiryCache,
+    /// The latest `updated_at` this transaction stored.
+    latest_written: Option<i64>,
+    /// Whether this transaction deleted an entry.
+    deleted: bool,
 }
 
 impl Tx<'_, '_> {
@@ -673,6 +824,7 @@ impl Tx<'_, '_> {
             );
         }
         self.conn.prepare_cached(DELETE_EXPIRED_SQL)?.execute([self.now])?;
+        self.deleted = true;
         let freed: i64 = expired.iter().map(|e| e.2).sum();
         self.set_used(self.agent.used.saturating_sub(freed as u64));
         Ok(())
@@ -683,6 +835,14 @@ impl Tx<'_, '_> {
         self.agent_changed = true;
     }
 
+    /// Moves the sequence number to at least `seq` (a restore: never back to numbers in use).
+    pub fn raise_seq(&mut self, seq: i64) {
+        if self.agent.last_seq < seq {
+            self.agent.last_seq = seq;
+            self.agent_changed = true;
+        }
+    }
+
     pub fn next_seq(&mut self) -> i64 {
         self.agent.last_seq += 1;
         self.agent_changed = true;
@@ -690,6 +850,7 @@ impl Tx<'_, '_> {
     }
 
     pub fn delete_entry(&mut self, key: &str) -> Result<()> {
+        self.deleted = true;
         self.conn.prepare_cached("DELETE FROM entries WHERE key = ?1")?.execute([key.as_bytes()])?;
         Ok(())
     }
@@ -697,6 +858,7 @@ impl Tx<'_, '_> {
     /// Inserts or replaces the row of `e` (found by key).
     pub fn put_entry(&mut self, e: &StoredEntry, exists: bool) -> Result<()> {
         let en = &e.entry;
+        self.latest_written = self.latest_written.max(Some(en.updated_at));
         let r = en.retention_policy;
         let expires = expires_at(en.updated_at, r.as_ref(), &self.agent.policy);
         // An entry that does not expire, before and after, costs the expiry index nothing:
@@ -800,6 +962,8 @@ pub(crate) fn refuse_foreign_schema(conn: &Connection, path: &Path, expected: &[
 
 fn configure_connection(conn: &Connection) -> Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    // Every checkpoint is this package's, bracketed by the lineage stamp (`checkpoint`).
+    conn.execute_batch("PRAGMA wal_autocheckpoint = 0")?;
     conn.set_prepared_statement_cache_capacity(64);
     // 16 MB of page cache, as better-sqlite3 sets: SQLite's default 2 MB misses on a few
     // thousand entries already.
@@ -927,7 +1091,7 @@ fn build_new_database(path: &Path, agent_id: &str, (quota, policy): (u64, DataPo
         built.map_err(|e| storage(&tmp, e))?;
         conn.close().map_err(|(_, e)| storage(&tmp, e))?;
         match move_into_place(&tmp, path) {
-            Ok(()) => Ok(()),
+            Ok(()) => Lineage::lock(path)?.stamp_now(),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
             Err(e) => Err(storage(path, e)),
         }

@@ -15,31 +15,51 @@ pub fn system_now() -> i64 {
 
 /// A call's time: the test clock's reading, or the system clock's, read the first time the call
 /// needs it (a read that finds nothing to judge by time never reads it) and the same for the
-/// rest of the call.
+/// rest of the call. A changing call takes the system clock again once it holds the agent's
+/// write lock (`under_lock`, R-ENT-4): a reading taken before waiting for the lock is old.
 #[derive(Debug)]
-pub struct CallTime(std::cell::Cell<Option<i64>>);
+pub struct CallTime {
+    ms: std::cell::Cell<Option<i64>>,
+    /// A test clock's reading, given: never read again.
+    fixed: bool,
+}
 
 impl CallTime {
     /// The system clock's time, when first asked for.
     pub fn system() -> CallTime {
-        CallTime(std::cell::Cell::new(None))
+        CallTime { ms: std::cell::Cell::new(None), fixed: false }
     }
 
     pub fn ms(&self) -> i64 {
-        match self.0.get() {
+        match self.ms.get() {
             Some(ms) => ms,
             None => {
                 let ms = system_now();
-                self.0.set(Some(ms));
+                self.ms.set(Some(ms));
                 ms
             }
         }
+    }
+
+    /// The time once the write lock is held: the system clock read now (and kept for the rest
+    /// of the call), or the test clock's reading as given.
+    pub fn under_lock(&self) -> i64 {
+        if !self.fixed {
+            self.ms.set(Some(system_now()));
+        }
+        self.ms()
     }
 }
 
 impl From<i64> for CallTime {
     fn from(ms: i64) -> CallTime {
-        CallTime(std::cell::Cell::new(Some(ms)))
+        CallTime { ms: std::cell::Cell::new(Some(ms)), fixed: true }
+    }
+}
+
+impl From<&CallTime> for CallTime {
+    fn from(t: &CallTime) -> CallTime {
+        CallTime { ms: std::cell::Cell::new(t.ms.get()), fixed: t.fixed }
     }
 }
 
@@ -161,6 +181,20 @@ mod tests {
             assert_eq!(e.code, crate::ErrorCode::InvalidInput, "{bad}");
             assert!(e.message.contains("filter.until"));
         }
+    }
+
+    #[test]
+    fn the_system_clock_is_read_again_under_the_lock_and_a_test_clock_never() {
+        // R-ENT-4: a reading taken before the lock is replaced by one taken under it.
+        let t = CallTime::system();
+        t.ms.set(Some(5));
+        assert_eq!(t.ms(), 5);
+        let locked = t.under_lock();
+        assert!(locked > 1_700_000_000_000, "{locked}");
+        assert_eq!(t.ms(), locked, "kept for the rest of the call");
+        let fixed = CallTime::from(42);
+        assert_eq!(fixed.under_lock(), 42);
+        assert_eq!(CallTime::from(&fixed).under_lock(), 42);
     }
 
     #[test]

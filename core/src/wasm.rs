@@ -14,7 +14,7 @@ use crate::arg::Arg;
 use crate::error::{ErrorCode, MemoryError, Result};
 use crate::memory::GeneMemory;
 use crate::model::Entry;
-use crate::time::format_ms;
+use crate::time::{format_ms, CallTime};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -118,8 +118,12 @@ impl WasmHost {
     /// Order: the deadline (`-4`, nothing done, the kept response stays); then the kept
     /// response, which answers only the very next call and only if it is the same function with
     /// a byte-identical request; then the call itself. Never panics.
-    pub fn call(&mut self, call: Call, request: &[u8], out_cap: usize, now: i64) -> Reply {
-        if self.deadline_passed(now) {
+    ///
+    /// `now`: a test clock's reading, or `CallTime::system()` (a changing call reads the system
+    /// clock again once it holds the write lock, R-ENT-4).
+    pub fn call(&mut self, call: Call, request: &[u8], out_cap: usize, now: impl Into<CallTime>) -> Reply {
+        let now = now.into();
+        if self.deadline_passed(now.ms()) {
             return Reply { code: DEADLINE_PASSED, out: None };
         }
         // Any other call discards the kept response: the gene has moved on, and a later
@@ -130,7 +134,7 @@ impl WasmHost {
             }
         }
         // A bug in the core must not unwind into the gene's engine (R-ERR-3).
-        let result = catch_unwind(AssertUnwindSafe(|| self.execute(call, request, now))).unwrap_or_else(|panic| {
+        let result = catch_unwind(AssertUnwindSafe(|| self.execute(call, request, &now))).unwrap_or_else(|panic| {
             let what = crate::error::panic_message(panic.as_ref());
             Err(MemoryError::storage(format!(
                 "internal error in rotifer-memory ({what}) during {}; please report it",
@@ -183,7 +187,7 @@ impl WasmHost {
         reply
     }
 
-    fn execute(&self, call: Call, request: &[u8], now: i64) -> Result<Vec<u8>> {
+    fn execute(&self, call: Call, request: &[u8], now: &CallTime) -> Result<Vec<u8>> {
         let req = match parse_request(call, request) {
             Ok(r) => r,
             Err(e) => return Err(self.reject(call, e, now)),
@@ -212,7 +216,7 @@ impl WasmHost {
     /// The error for a malformed request: the core still sees the call, so a gene with no
     /// agent or no v2 id gets `-2` whatever it sends (R-WASM-5), and expired entries are purged
     /// first (R-RET-4).
-    fn reject(&self, call: Call, malformed: MemoryError, now: i64) -> MemoryError {
+    fn reject(&self, call: Call, malformed: MemoryError, now: &CallTime) -> MemoryError {
         let op = match call {
             Call::Read => "read",
             Call::Write => "write",

@@ -1,0 +1,304 @@
+//! Does a WAL belong to the database file beside it? (R-HOST-1b)
+//!
+//! SQLite replays whatever `-wal` lies beside a database when it opens it, and a WAL carries
+//! nothing that ties it to one file. A backup copied over the database (`cp`, `mv`) while a WAL
+//! was left (by a process that had the agent open, or was killed) would be undone, or mixed into
+//! a corrupt database, by the next open. So beside each database lies a stamp, `<db>-lineage`,
+//! that names the file the WAL was last made consistent with: the database's device, inode,
+//! change time (which nobody can set back), modification time and size, as they stood after the
+//! last checkpoint. Only checkpoints write a WAL database's file, and every checkpoint this
+//! package makes is bracketed by the stamp (SQLite's own automatic ones are off), so:
+//!
+//! - an open whose database matches the stamp replays the WAL as SQLite always does;
+//! - one whose database does not was handed a file that no checkpoint made: the WAL (and
+//!   `-shm`) beside it is moved aside under a name saying `orphaned`, never replayed, never
+//!   deleted;
+//! - a stamp copied or moved with the database (its own inode changed: a whole project
+//!   copied) says nothing about the copy, which is trusted as it is; so is a database with no
+//!   stamp yet (made by an earlier version) and one whose checkpoint was cut short (a process
+//!   killed while checkpointing: replaying the WAL is exactly how SQLite finishes it).
+//!
+//! The stamp is read and written under `flock` on the stamp file itself, so an open never judges
+//! a file while a checkpoint of another process is writing it. It is never a descriptor of the
+//! database (whose closing would drop this process's POSIX locks).
+
+use crate::error::{MemoryError, Result};
+use std::fs::{File, Metadata, OpenOptions};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+/// The WAL header's size: a WAL no longer than this holds no frame to replay.
+const WAL_HEADER_BYTES: u64 = 32;
+/// The stamp is one line padded to this size, written with one `pwrite`: never seen half-written.
+const RECORD_BYTES: usize = 192;
+const MAGIC: &str = "rotifer-lineage";
+
+/// What identifies the database file's contents as a checkpoint left them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileId {
+    dev: u64,
+    ino: u64,
+    ctime: (i64, i64),
+    mtime: (i64, i64),
+    size: u64,
+}
+
+impl FileId {
+    fn of(meta: &Metadata) -> FileId {
+        FileId {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            size: meta.len(),
+        }
+    }
+
+    /// Whether only the attributes changed (owner, mode, links): same file, same contents' times.
+    fn same_contents(&self, other: &FileId) -> bool {
+        (self.dev, self.ino, self.mtime, self.size) == (other.dev, other.ino, other.mtime, other.size)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// The database is as the last checkpoint left it.
+    Clean,
+    /// A checkpoint was writing it (and may have been cut short).
+    Checkpointing,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Record {
+    state: State,
+    db: FileId,
+    /// The stamp file's own device and inode: a stamp copied elsewhere vouches for nothing.
+    own: (u64, u64),
+}
+
+impl Record {
+    fn encode(&self) -> [u8; RECORD_BYTES] {
+        let state = match self.state {
+            State::Clean => "clean",
+            State::Checkpointing => "checkpointing",
+        };
+        let d = &self.db;
+        let text = format!(
+            "{MAGIC} 1 {state} {} {} {}.{} {}.{} {} {} {}",
+            d.dev, d.ino, d.ctime.0, d.ctime.1, d.mtime.0, d.mtime.1, d.size, self.own.0, self.own.1
+        );
+        let mut out = [b' '; RECORD_BYTES];
+        out[..text.len()].copy_from_slice(text.as_bytes());
+        out[RECORD_BYTES - 1] = b'\n';
+        out
+    }
+
+    fn decode(bytes: &[u8]) -> Option<Record> {
+        let text = std::str::from_utf8(bytes).ok()?;
+        let f: Vec<&str> = text.split_ascii_whitespace().collect();
+        if f.len() != 10 || f[0] != MAGIC || f[1] != "1" {
+            return None;
+        }
+        let state = match f[2] {
+            "clean" => State::Clean,
+            "checkpointing" => State::Checkpointing,
+            _ => return None,
+        };
+        let time = |s: &str| -> Option<(i64, i64)> {
+            let (a, b) = s.split_once('.')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        };
+        Some(Record {
+            state,
+            db: FileId { dev: f[3].parse().ok()?, ino: f[4].parse().ok()?, ctime: time(f[5])?, mtime: time(f[6])?, size: f[7].parse().ok()? },
+            own: (f[8].parse().ok()?, f[9].parse().ok()?),
+        })
+    }
+}
+
+/// The stamp of one database, locked (`flock`) while this value lives.
+pub struct Lineage {
+    db: PathBuf,
+    stamp: PathBuf,
+    file: File,
+    own: (u64, u64),
+}
+
+/// What an open found (`Lineage::judge_at_open`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// The WAL, if any, belongs to the database: SQLite may replay it.
+    Consistent,
+    /// The database is not the file the last checkpoint left (a backup copied or moved over it):
+    /// the WAL and `-shm` written against the replaced file were moved to these paths.
+    Replaced { orphaned: Vec<PathBuf> },
+}
+
+impl Lineage {
+    /// The stamp path of the database at `db`.
+    pub fn path_of(db: &Path) -> PathBuf {
+        PathBuf::from(format!("{}-lineage", db.display()))
+    }
+
+    /// Opens (creating it 0600) and locks the stamp of `db`. Waits for another process's
+    /// checkpoint or open to finish.
+    pub fn lock(db: &Path) -> Result<Lineage> {
+        let stamp = Self::path_of(db);
+        let failed = |e: &dyn std::fmt::Display| MemoryError::storage(format!("{}: {e}; nothing was opened or changed", stamp.display()));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&stamp)
+            .map_err(|e| failed(&e))?;
+        let meta = file.metadata().map_err(|e| failed(&e))?;
+        if !meta.is_file() {
+            return Err(failed(&"is not a regular file: move it away"));
+        }
+        crate::layout::refuse_untrusted_file(&stamp, &meta)?;
+        loop {
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
+                break;
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(failed(&e));
+            }
+        }
+        Ok(Lineage { db: db.to_path_buf(), stamp, file, own: (meta.dev(), meta.ino()) })
+    }
+
+    fn read(&self) -> Option<Record> {
+        let mut buf = [0u8; RECORD_BYTES];
+        self.file.read_exact_at(&mut buf, 0).ok()?;
+        Record::decode(&buf)
+    }
+
+    fn write(&self, state: State, db: FileId) -> Result<()> {
+        let record = Record { state, db, own: self.own };
+        self.file
+            .write_all_at(&record.encode(), 0)
+            .map_err(|e| MemoryError::storage(format!("cannot write {} ({e}); nothing was changed", self.stamp.display())))
+    }
+
+    fn db_now(&self) -> Result<FileId> {
+        std::fs::symlink_metadata(&self.db)
+            .map(|m| FileId::of(&m))
+            .map_err(|e| MemoryError::storage(format!("memory database {}: {e}", self.db.display())))
+    }
+
+    /// Records the database as it is now: it was just built, or its WAL judged.
+    pub fn stamp_now(&self) -> Result<()> {
+        self.write(State::Clean, self.db_now()?)
+    }
+
+    /// Judges, before SQLite opens `db`, whether the WAL beside it was written against it; moves
+    /// it (and the `-shm`) aside if not, and stamps the database as it is.
+    pub fn judge_at_open(&self) -> Result<Found> {
+        let db = self.db_now()?;
+        let record = self.read();
+        let vouches = record.filter(|r| r.own == self.own && r.state == State::Clean);
+        let found = match vouches {
+            // No stamp, one copied with the database, or a checkpoint cut short: as it is.
+            None => Found::Consistent,
+            Some(r) if r.db == db => Found::Consistent,
+            Some(r) => {
+                let wal = companion(&self.db, "-wal");
+                let has_frames = std::fs::symlink_metadata(&wal).is_ok_and(|m| m.len() > WAL_HEADER_BYTES);
+                if !has_frames && r.db.same_contents(&db) {
+                    Found::Consistent // only its owner, mode or links changed; no WAL to judge
+                } else {
+                    Found::Replaced { orphaned: self.move_aside(None)? }
+                }
+            }
+        };
+        if record.is_none_or(|r| r.db != db || r.own != self.own || r.state != State::Clean) {
+            self.write(State::Clean, db)?;
+        }
+        Ok(found)
+    }
+
+    /// Before anything that may write the database file from its WAL (a checkpoint, a close):
+    /// whether the database is still the file the stamp names; if so it is recorded as being
+    /// checkpointed, until `end_checkpoint`. `false`: it is not that file (replaced since), and
+    /// nothing may be written into it. A stamp that cannot be written is an error: the caller
+    /// then leaves the WAL unchecked, which is safe.
+    pub fn begin_checkpoint(&self) -> Result<bool> {
+        let db = self.db_now()?;
+        // A checkpoint cut short (its process killed) left the file as no stamp names it; the
+        // WAL still holds every page it was copying, and finishing it is what comes next.
+        if let Some(r) = self.read().filter(|r| r.own == self.own && r.state == State::Clean) {
+            if r.db != db && !r.db.same_contents(&db) {
+                return Ok(false);
+            }
+        }
+        self.write(State::Checkpointing, db)?;
+        Ok(true)
+    }
+
+    /// After a checkpoint that `begin_checkpoint` allowed: the database as it is now.
+    pub fn end_checkpoint(&self) -> Result<()> {
+        self.write(State::Clean, self.db_now()?)
+    }
+
+    /// Moves the `-wal` and `-shm` of the database aside, under names saying `orphaned`; with
+    /// `ours`, only those that are still these files (device, inode). Answers the new paths.
+    pub fn move_aside(&self, ours: Option<&[(PathBuf, u64, u64)]>) -> Result<Vec<PathBuf>> {
+        let when = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
+        let mut moved = Vec::new();
+        for suffix in ["-wal", "-shm"] {
+            let from = companion(&self.db, suffix);
+            let Ok(meta) = std::fs::symlink_metadata(&from) else { continue };
+            if let Some(ours) = ours {
+                if !ours.iter().any(|(p, dev, ino)| *p == from && *dev == meta.dev() && *ino == meta.ino()) {
+                    continue; // another process's, made since: not ours to move
+                }
+            }
+            let to = PathBuf::from(format!("{}.orphaned-{when}-{}", from.display(), std::process::id()));
+            std::fs::rename(&from, &to)
+                .map_err(|e| MemoryError::storage(format!("cannot move {} aside to {} ({e}); nothing was opened: move it away by hand", from.display(), to.display())))?;
+            moved.push(to);
+        }
+        Ok(moved)
+    }
+}
+
+fn companion(db: &Path, suffix: &str) -> PathBuf {
+    PathBuf::from(format!("{}{suffix}", db.display()))
+}
+
+/// What the error or warning about a replaced database says of the WAL moved aside.
+pub fn describe_orphaned(db: &Path, orphaned: &[PathBuf]) -> String {
+    let names: Vec<String> = orphaned.iter().map(|p| p.display().to_string()).collect();
+    match names.as_slice() {
+        [] => format!("{} is not the file its last checkpoint left (a backup copied or moved over it?); it is used as it is now", db.display()),
+        _ => format!(
+            "{} is not the file its WAL was written against (a backup copied or moved over it?): the WAL, which would have undone or corrupted it, was moved aside to {} and is never replayed. The database is used exactly as it is now. If that is the state you want, delete the moved files when you no longer need them; if not, stop every process using the agent and put the old database back together with them",
+            db.display(),
+            names.join(" and ")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_damaged_ones_are_unknown() {
+        let r = Record {
+            state: State::Checkpointing,
+            db: FileId { dev: 2049, ino: 77, ctime: (1_700_000_000, 123), mtime: (1_700_000_000, 0), size: 4096 },
+            own: (2049, 78),
+        };
+        let bytes = r.encode();
+        assert_eq!(bytes.len(), RECORD_BYTES);
+        assert_eq!(Record::decode(&bytes), Some(r));
+        assert_eq!(Record::decode(&bytes[..40]), None, "cut short");
+        assert_eq!(Record::decode(b"rotifer-lineage 2 clean 1 2 3.4 5.6 7 8 9"), None, "another version");
+        assert_eq!(Record::decode(&[0u8; RECORD_BYTES]), None);
+    }
+}
