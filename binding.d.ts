@@ -63,6 +63,9 @@ export declare class NativeWasmHost {
 /** Panics inside a guarded entry point, to prove that no panic reaches Node (R-ERR-3). */
 export declare function __panicForTest(): void
 
+/** `backupAgentMemory({ agentId, root?, file })`: `{ entries, used, bytes }`. */
+export declare function backupAgentMemory(options: JsAny): JsOut
+
 /** `createAgentMemory({ agentId, root?, quota?, dataPolicy? })`. */
 export declare function createAgentMemory(options: JsAny): void
 
@@ -107,3 +110,6 @@ export declare function parseMemoryQuota(text: JsAny): number
 
 /** `read(handle, key, category, now?)`: `readMemory`, with `makeEntry` bound (see `read.rs`). */
 export declare function readFunction(makeEntry: JsAny): JsOut
+
+/** `restoreAgentMemory({ agentId, root?, file }, now)`: `{ entries, replaced, expired, used }`. */
+export declare function restoreAgentMemory(options: JsAny, now: JsAny): JsOut

@@ -297,6 +297,41 @@ export declare function importAgentMemory(options: {
   now?: () => number
 }): { created: number; updated: number; skipped: number; expired: number }
 
+/**
+ * A consistent copy of the agent's memory, made while it is in use (SQLite's online backup: one
+ * snapshot), written to `file` (which must not exist yet) under a temporary name, then moved
+ * into place; mode 0600. The copy is a standalone database file, with no WAL beside it, that
+ * `restoreAgentMemory` puts back. Throws `MEMORY_NOT_FOUND` if the memory was never created,
+ * `MEMORY_INVALID_INPUT` if `file` exists.
+ */
+export declare function backupAgentMemory(options: { agentId: string; root?: string; file: string }): {
+  /** Entries in the backup, and their sizes (R-ENT-2) summed. */
+  entries: number
+  used: number
+  /** The backup file's size in bytes. */
+  bytes: number
+}
+
+/**
+ * Replaces every entry of the agent with those of a backup made by `backupAgentMemory`, as one
+ * change: every process with the agent open sees it at its next call. Everything is checked
+ * first (the file, its schema, that it is this agent's, every entry, the agent's data policy
+ * and quota: a restore evicts nothing); a refusal changes nothing. The agent keeps its quota
+ * and data policy; entries that expired by its rules are left out. Audited as one
+ * `memory.restore` line with actor `"deployer"`. Never copy a backup over the database file by
+ * hand while the agent may be open: use this.
+ */
+export declare function restoreAgentMemory(options: { agentId: string; root?: string; file: string; now?: () => number }): {
+  /** Entries put back. */
+  entries: number
+  /** Entries the agent held before (all replaced). */
+  replaced: number
+  /** Entries of the backup that had expired, left out. */
+  expired: number
+  /** Bytes the agent holds after the restore. */
+  used: number
+}
+
 /** An ephemeral memory for tests: empty, shared by all handles, deleted on `dispose()` or exit. */
 export interface TestMemory {
   /** The memory of the test gene (`geneId`, default `TEST_GENE_ID`). */

@@ -10,6 +10,7 @@ export const {
   MemoryError,
   MEMORY_ERROR_CODES,
   TEST_GENE_ID,
+  backupAgentMemory,
   createAgentMemory,
   createMemoryImports,
   createTestMemory,
@@ -22,6 +23,7 @@ export const {
   inspectAgentMemory,
   nativeBindingLoaded,
   parseMemoryQuota,
+  restoreAgentMemory,
 } = api
 
 export default api

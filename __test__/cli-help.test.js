@@ -21,6 +21,8 @@ const COMMANDS = {
   'agent memory delete': /^Usage: rotifer agent memory delete <agent> \(--key <K> \| --category <C> \| --key-prefix <p>\) \[--yes\]/,
   'agent memory export': /^Usage: rotifer agent memory export <agent> \[--output <file>\] \[--include-cache\]/,
   'agent memory import': /^Usage: rotifer agent memory import <agent> <file> \[--on-conflict fail\|skip\|replace\]/,
+  'agent memory backup': /^Usage: rotifer agent memory backup <agent> <file> \[--json\]/,
+  'agent memory restore': /^Usage: rotifer agent memory restore <agent> <file> \[--yes\] \[--json\]/,
   gene: /^Usage: rotifer gene <command>/,
   'gene list': /^Usage: rotifer gene list \[--json\]/,
   'gene id': /^Usage: rotifer gene id <gene>/,
@@ -50,7 +52,7 @@ test('a wrong command line is one error line and exit code 2', (t) => {
   const cases = [
     [[], /^error: rotifer: missing command: agent, gene, run or test/],
     [['bogus'], /^error: rotifer: unknown command "bogus" \(see rotifer --help\)$/],
-    [['agent', 'memory'], /missing command: list, get, log, delete, export or import/],
+    [['agent', 'memory'], /missing command: list, get, log, delete, export, import, backup or restore/],
     [['agent', 'create', 'x', '--genes', 'g', '--nope'], /^error: rotifer agent create: unknown option --nope/],
     [['agent', 'create', 'x', '--genes', 'g', '--allow-anonymization=yes'], /--allow-anonymization takes no value/],
     [['agent', 'create', 'x', '--genes'], /--genes needs at least one value/],

@@ -73,6 +73,8 @@ function create(native) {
       getAgentMemory: fail,
       exportAgentMemory: fail,
       importAgentMemory: fail,
+      backupAgentMemory: fail,
+      restoreAgentMemory: fail,
       TEST_GENE_ID,
     }
   }
@@ -180,6 +182,9 @@ function create(native) {
     return native.importAgentMemory(isObject ? { ...options, bundle: undefined } : options, bundle, clockOf(options)?.())
   })
 
+  const backupAgentMemory = (options) => call(() => native.backupAgentMemory(options))
+  const restoreAgentMemory = (options) => call(() => native.restoreAgentMemory(options, clockOf(options)?.()))
+
   // Test memories still open; each is deleted when the process exits (R-HOST-4).
   const openTestMemories = new Set()
   let exitHookInstalled = false
@@ -239,6 +244,8 @@ function create(native) {
     getAgentMemory,
     exportAgentMemory,
     importAgentMemory,
+    backupAgentMemory,
+    restoreAgentMemory,
     createMemoryImports: memoryImportsFor(native, clockOf),
     TEST_GENE_ID,
   }

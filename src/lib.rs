@@ -5,6 +5,7 @@
 //! `MEMORY_STORAGE_ERROR` (R-ERR-3). Errors carry the code in `error.code`; `index.js` turns
 //! them into `MemoryError`.
 
+mod backup;
 mod convert;
 mod deployer;
 mod read;

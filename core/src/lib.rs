@@ -10,6 +10,7 @@
 pub mod access;
 pub mod arg;
 pub mod audit;
+pub mod backup;
 pub mod bundle;
 pub mod error;
 pub mod inspect;

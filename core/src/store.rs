@@ -849,6 +849,12 @@ impl Tx<'_, '_> {
         self.agent.last_seq
     }
 
+    /// Deletes every entry (a restore replaces them all).
+    pub fn delete_all_entries(&mut self) -> Result<u64> {
+        self.deleted = true;
+        Ok(self.conn.prepare_cached("DELETE FROM entries")?.execute([])? as u64)
+    }
+
     pub fn delete_entry(&mut self, key: &str) -> Result<()> {
         self.deleted = true;
         self.conn.prepare_cached("DELETE FROM entries WHERE key = ?1")?.execute([key.as_bytes()])?;
@@ -911,7 +917,7 @@ impl Tx<'_, '_> {
 /// What every connection gets before its first statement: SQL stored in the database (a
 /// planted trigger, view or default) may not call functions with side effects, and the schema
 /// cannot be edited by writing to `sqlite_master` (SQLite's defensive mode).
-fn harden_connection(conn: &Connection) -> rusqlite::Result<()> {
+pub(crate) fn harden_connection(conn: &Connection) -> rusqlite::Result<()> {
     use rusqlite::config::DbConfig;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
@@ -1106,7 +1112,7 @@ fn build_new_database(path: &Path, agent_id: &str, (quota, policy): (u64, DataPo
 /// Renames `tmp` to `path` unless `path` exists, in one step: the database never has two names,
 /// which an opener would refuse as a hard link. Where the file system cannot (no
 /// `RENAME_NOREPLACE`), links then unlinks.
-fn move_into_place(tmp: &Path, path: &Path) -> std::io::Result<()> {
+pub(crate) fn move_into_place(tmp: &Path, path: &Path) -> std::io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
     let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
     let (from, to) = (c(tmp)?, c(path)?);

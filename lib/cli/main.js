@@ -14,6 +14,7 @@ const agentInspect = require('./commands/agent-inspect')
 const { get: memoryGet } = require('./commands/agent-memory-get')
 const { log: memoryLog } = require('./commands/agent-memory-log')
 const transfer = require('./commands/agent-memory-transfer')
+const backups = require('./commands/agent-memory-backup')
 const { run } = require('./commands/run')
 const { test } = require('./commands/test')
 
@@ -40,6 +41,8 @@ const tree = {
             delete: agentMemory.delete,
             export: transfer.export,
             import: transfer.import,
+            backup: backups.backup,
+            restore: backups.restore,
           },
         },
       },

@@ -1,0 +1,256 @@
+//! Backing up and restoring one agent's memory as a whole (R-HOST-1b). A backup is a consistent
+//! copy made while the agent is in use (SQLite's online backup, one snapshot), a standalone
+//! database file that needs no WAL beside it. A restore puts one back as one transaction on the
+//! agent's own database, which every process with the agent open sees at its next call, like
+//! any commit: never a file copied under an open connection. The agent keeps its quota and data
+//! policy; the sequence number never goes back (R-AUD-6); the restore is audited with actor
+//! `deployer` (`memory.restore`), written ahead of its commit (R-AUD-2).
+
+use crate::access::{data_policy_violation, unsupported_scope};
+use crate::audit::Actor;
+use crate::error::{MemoryError, Result};
+use crate::layout::{create_private_file, Layout};
+use crate::model::{check_agent_id, entry_id, is_valid_gene_id, MAX_KEY_BYTES, MAX_VALUE_BYTES};
+use crate::store::{self, expires_at, read_agent, AgentStore, IfMissing, StoredEntry, ENTRY_COLUMNS};
+use crate::time::CallTime;
+use rusqlite::{Connection, OpenFlags};
+use std::path::{Path, PathBuf};
+
+/// What a backup holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackedUp {
+    pub entries: u64,
+    /// The entries' sizes (R-ENT-2), summed.
+    pub used: u64,
+    /// The backup file's size.
+    pub bytes: u64,
+}
+
+/// What a restore did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Restored {
+    /// Entries put back.
+    pub entries: u64,
+    /// Entries the agent held before, all gone.
+    pub replaced: u64,
+    /// Entries of the backup that had expired by the agent's rules: left out.
+    pub expired: u64,
+    /// The bytes the agent holds after it.
+    pub used: u64,
+}
+
+/// Writes a consistent copy of the agent's memory to `dest`, a file that must not exist yet:
+/// under a temporary name in the same folder (0600), then moved into place. An agent whose
+/// memory was never created is `MEMORY_NOT_FOUND`.
+pub fn backup_agent_memory(layout: &Layout, agent_id: &str, dest: &Path) -> Result<BackedUp> {
+    check_agent_id(agent_id)?;
+    let store = AgentStore::open(layout, agent_id, IfMissing::Skip)?
+        .ok_or_else(|| MemoryError::not_found(format!("agent {agent_id:?} has no memory to back up")))?;
+    let fail = |what: &dyn std::fmt::Display| MemoryError::storage(format!("cannot write the backup {} ({what}); nothing was written", dest.display()));
+    if std::fs::symlink_metadata(dest).is_ok() {
+        return Err(MemoryError::invalid(format!("the backup file {} exists already; remove it or choose another name (a backup never replaces a file)", dest.display())));
+    }
+    let name = dest.file_name().ok_or_else(|| MemoryError::invalid(format!("{:?} names no file", dest.display().to_string())))?;
+    let dir = dest.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let tmp: PathBuf = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), store::unique_suffix()));
+    let written = (|| -> Result<BackedUp> {
+        drop(create_private_file(&tmp).map_err(|e| fail(&e))?);
+        let mut out = Connection::open_with_flags(&tmp, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW)
+            .map_err(|e| fail(&e))?;
+        store.read_only(|conn| {
+            // All pages in one step: one read transaction, one snapshot, never restarted.
+            use rusqlite::backup::{Backup, StepResult};
+            let backup = Backup::new(conn, &mut out).map_err(|e| fail(&e))?;
+            let give_up = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            loop {
+                match backup.step(-1).map_err(|e| fail(&e))? {
+                    StepResult::Done => return Ok(()),
+                    StepResult::More => {}
+                    // Another connection holds a lock the copy needs: wait as a busy call would.
+                    _ if std::time::Instant::now() < give_up => std::thread::sleep(std::time::Duration::from_millis(5)),
+                    _ => return Err(fail(&"the database stayed locked for 30 s")),
+                }
+            }
+        })?;
+        // A standalone file: no WAL beside it to lose when it is copied.
+        let (entries, used): (i64, i64) = (|| -> rusqlite::Result<(i64, i64)> {
+            out.query_row("PRAGMA journal_mode = DELETE", [], |_| Ok(()))?;
+            out.query_row("SELECT COUNT(*), COALESCE(SUM(size), 0) FROM entries", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        })()
+        .map_err(|e| fail(&e))?;
+        out.close().map_err(|(_, e)| fail(&e))?;
+        let file = std::fs::File::open(&tmp).map_err(|e| fail(&e))?;
+        file.sync_all().map_err(|e| fail(&e))?;
+        let bytes = file.metadata().map_err(|e| fail(&e))?.len();
+        store::move_into_place(&tmp, dest).map_err(|e| fail(&e))?;
+        Ok(BackedUp { entries: entries as u64, used: used as u64, bytes })
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    written
+}
+
+/// Replaces every entry of the agent with those of the backup `file`, in one transaction:
+/// everything is checked first (the file, its schema, its agent, every entry as a write would
+/// be, the agent's data policy and quota: a restore evicts nothing), then all entries land, or
+/// none. The agent keeps its quota and data policy. Entries expired by its rules are left out.
+pub fn restore_agent_memory(layout: &Layout, agent_id: &str, file: &Path, now: impl Into<CallTime>) -> Result<Restored> {
+    check_agent_id(agent_id)?;
+    let src = open_backup(file)?;
+    let bad = |what: String| MemoryError::invalid(format!("the backup {} {what}; nothing was restored", file.display()));
+    let backup_agent = read_agent(&src).map_err(|e| bad(format!("has no usable agent row ({})", e.message)))?;
+    let owner: String = src.query_row("SELECT agent_id FROM agent WHERE id = 1", [], |r| r.get(0)).map_err(|e| bad(e.to_string()))?;
+    if owner != agent_id {
+        return Err(bad(format!(
+            "is of agent {owner:?}, not {agent_id:?}: restore it into {owner:?}, or move entries between agents with export and import"
+        )));
+    }
+    let store = AgentStore::open(layout, agent_id, IfMissing::Create)?.ok_or_else(|| MemoryError::storage("memory could not be opened"))?;
+    store.write(now, |tx| {
+        // Every check before any change: a refusal commits nothing of the restore.
+        let policy = tx.agent.policy;
+        let mut plan = Restored::default();
+        for_each_entry(&src, file, |e| {
+            check_entry(agent_id, e).map_err(|what| bad(format!("holds an entry (key {:?}) that {what}", e.entry.key)))?;
+            if let Some(reason) = unsupported_scope(&e.entry.access_policy).or_else(|| data_policy_violation(&policy, &e.entry.access_policy, e.entry.retention_policy.as_ref())) {
+                return Err(MemoryError::denied(format!(
+                    "the backup {} holds an entry (key {:?}) that the agent's data policy refuses: {reason}; nothing was restored",
+                    file.display(),
+                    e.entry.key
+                )));
+            }
+            if expires_at(e.entry.updated_at, e.entry.retention_policy.as_ref(), &policy).is_some_and(|t| t <= tx.now) {
+                plan.expired += 1;
+            } else {
+                plan.entries += 1;
+                plan.used += e.size;
+            }
+            Ok(())
+        })?;
+        if plan.used > tx.agent.quota {
+            return Err(MemoryError::quota(format!(
+                "the backup {} holds {} bytes, over the agent's quota of {} (a restore evicts nothing); raise the quota first; nothing was restored",
+                file.display(),
+                plan.used,
+                crate::quota::describe_quota(tx.agent.quota)
+            )));
+        }
+        plan.replaced = tx.delete_all_entries()?;
+        let now = tx.now;
+        for_each_entry(&src, file, |e| {
+            if !expires_at(e.entry.updated_at, e.entry.retention_policy.as_ref(), &policy).is_some_and(|t| t <= now) {
+                tx.put_entry(e, false)?;
+            }
+            Ok(())
+        })
+        .map_err(|e| MemoryError::storage(format!("restoring from {} failed midway ({}); nothing was restored", file.display(), e.message)))?;
+        tx.set_used(plan.used);
+        // Past every number in use, here and in the backup: lines before it keep their verdict.
+        tx.raise_seq(backup_agent.last_seq);
+        let seq = tx.next_seq();
+        let reason = format!(
+            "restored from {} by the deployer: {} entries ({} bytes) replace {}{}",
+            file.display(),
+            plan.entries,
+            plan.used,
+            plan.replaced,
+            if plan.expired > 0 { format!("; {} expired entries of the backup left out", plan.expired) } else { String::new() }
+        );
+        tx.batch.record_restore(Actor::Deployer, &reason, Some(plan.used), seq);
+        Ok(plan)
+    })
+}
+
+/// The backup file, opened read-only as it is (`immutable`: no WAL or journal beside it is
+/// read, nothing is written), hardened as every connection is, and refused unless it is a
+/// memory database of schema version 1 or 2 with nothing planted in it and pages that read.
+fn open_backup(file: &Path) -> Result<Connection> {
+    let refuse = |what: &dyn std::fmt::Display| MemoryError::invalid(format!("the backup {} {what}; nothing was restored", file.display()));
+    let meta = std::fs::metadata(file).map_err(|e| refuse(&format!("cannot be read ({e})")))?;
+    if !meta.is_file() {
+        return Err(refuse(&"is not a regular file"));
+    }
+    let mut magic = [0u8; 16];
+    std::io::Read::read_exact(&mut std::fs::File::open(file).map_err(|e| refuse(&format!("cannot be read ({e})")))?, &mut magic)
+        .map_err(|_| refuse(&"is not a SQLite database"))?;
+    if &magic != b"SQLite format 3\0" {
+        return Err(refuse(&"is not a SQLite database"));
+    }
+    let real = std::fs::canonicalize(file).map_err(|e| refuse(&e))?;
+    let uri = format!("file:{}?immutable=1", uri_path(&real));
+    let conn = Connection::open_with_flags(uri, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(|e| refuse(&format!("cannot be opened ({e})")))?;
+    store::harden_connection(&conn).map_err(|e| refuse(&e))?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| refuse(&format!("cannot be read ({e})")))?;
+    let expected = match version {
+        store::SCHEMA_VERSION => store::schema_of(store::SCHEMA),
+        1 => store::schema_of(crate::migrate::SCHEMA_V1),
+        v => return Err(refuse(&format!("has schema version {v}, which this version of rotifer-memory cannot restore (it reads 1 and {})", store::SCHEMA_VERSION))),
+    };
+    store::refuse_foreign_schema(&conn, file, &expected).map_err(|e| MemoryError::invalid(format!("{}; nothing was restored", e.message)))?;
+    let check: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0)).map_err(|e| refuse(&format!("is damaged ({e})")))?;
+    if check != "ok" {
+        return Err(refuse(&format!("is damaged (SQLite's quick_check: {check})")));
+    }
+    Ok(conn)
+}
+
+/// Calls `f` with every entry of the backup, in write order.
+fn for_each_entry(src: &Connection, file: &Path, mut f: impl FnMut(&StoredEntry) -> Result<()>) -> Result<()> {
+    let damaged = |e: rusqlite::Error| MemoryError::invalid(format!("the backup {} holds an entry that cannot be read ({e}); nothing was restored", file.display()));
+    let mut stmt = src.prepare(&format!("SELECT {ENTRY_COLUMNS} FROM entries ORDER BY seq")).map_err(damaged)?;
+    let mut rows = stmt.query([]).map_err(damaged)?;
+    while let Some(row) = rows.next().map_err(damaged)? {
+        f(&StoredEntry::from_row(row).map_err(damaged)?)?;
+    }
+    Ok(())
+}
+
+/// What is wrong with an entry of a backup of `agent_id`, if anything: what a write would refuse,
+/// and the facts the store derives (id, size) not matching.
+fn check_entry(agent_id: &str, e: &StoredEntry) -> std::result::Result<(), String> {
+    let en = &e.entry;
+    if en.key.is_empty() || en.key.len() > MAX_KEY_BYTES || en.key.contains('\0') {
+        return Err("has a key no write accepts".into());
+    }
+    if en.value.len() > MAX_VALUE_BYTES {
+        return Err(format!("has a value over {MAX_VALUE_BYTES} bytes"));
+    }
+    if e.size != (en.key.len() + en.value.len()) as u64 {
+        return Err(format!("records a size of {} bytes for {} bytes of key and value", e.size, en.key.len() + en.value.len()));
+    }
+    if en.entry_id != entry_id(agent_id, &en.key) {
+        return Err("has an entryId that is not this agent's".into());
+    }
+    if !is_valid_gene_id(&en.created_by) || !is_valid_gene_id(&en.last_accessed_by) {
+        return Err("names a creator or last accessor that is not a v2 id".into());
+    }
+    if en.updated_at < en.created_at {
+        return Err("was updated before it was created".into());
+    }
+    Ok(())
+}
+
+/// A path as a URI's path: every byte but unreserved ones and `/` percent-encoded.
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_paths_escape_what_a_uri_would_read_as_syntax() {
+        assert_eq!(uri_path(Path::new("/tmp/a b/x?immutable=0#y%z.db")), "/tmp/a%20b/x%3Fimmutable%3D0%23y%25z.db");
+        assert_eq!(uri_path(Path::new("/plain/file-1_2.~db")), "/plain/file-1_2.~db");
+    }
+}

@@ -1,0 +1,162 @@
+//! R-HOST-1b: the deployer's backup (a consistent copy while in use) and restore (one change,
+//! all or nothing, the agent's quota and data policy kept, audited with actor "deployer").
+
+use rotifer_memory_core::backup::{backup_agent_memory, restore_agent_memory};
+use rotifer_memory_core::model::DataPolicy;
+use rotifer_memory_core::store::{read_agent, AgentStore, IfMissing};
+use rotifer_memory_core::{create_agent_memory, list_agent_memory, Arg, ErrorCode, GeneMemory, GeneOptions, Layout};
+use serde_json::Value;
+
+mod common;
+use common::{gene, obj, s, DAY, T0};
+
+struct Root(std::path::PathBuf);
+impl Root {
+    fn new(name: &str) -> Root {
+        let p = std::env::temp_dir().join(format!("rotifer-backup-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Root(std::fs::canonicalize(p).unwrap())
+    }
+    fn layout(&self) -> Layout {
+        Layout::at(&self.0)
+    }
+    fn gene(&self, agent: &str) -> GeneMemory {
+        GeneMemory::open(GeneOptions { agent_id: Some(agent.into()), gene_id: Some(gene('a')), domain: Some("d".into()), root: Some(self.0.to_string_lossy().into()) }).unwrap()
+    }
+    fn keys(&self, agent: &str, now: i64) -> Vec<String> {
+        list_agent_memory(&self.layout(), agent, None, now).unwrap().into_iter().map(|l| l.key).collect()
+    }
+    fn audit(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(self.0.join(".rotifer/audit.jsonl")).unwrap_or_default();
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+}
+impl Drop for Root {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn put(m: &GeneMemory, key: &str, size: usize, now: i64) {
+    m.write(&s(key), Arg::Bytes(vec![3; size]), &s("CONTEXT"), &Arg::Undefined, &Arg::Undefined, now).unwrap();
+}
+
+#[test]
+fn a_restore_puts_back_exactly_the_backup_keeping_the_quota_and_data_policy() {
+    let r = Root::new("exact");
+    create_agent_memory(&r.layout(), "a", 1 << 20, DataPolicy::default()).unwrap();
+    let m = r.gene("a");
+    put(&m, "k1", 10, T0);
+    put(&m, "k2", 10, T0 + 1);
+    let file = r.0.join("a.backup.db");
+    let b = backup_agent_memory(&r.layout(), "a", &file).unwrap();
+    assert_eq!((b.entries, b.used), (2, 24));
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), b.bytes);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(!std::path::Path::new(&format!("{}-wal", file.display())).exists(), "a standalone file");
+    // Later: k1 changed, k2 deleted, k3 added, the limits changed.
+    put(&m, "k1", 50, T0 + 2);
+    m.delete(&s("k2"), T0 + 3).unwrap();
+    put(&m, "k3", 10, T0 + 4);
+    let limits = DataPolicy { anonymization_supported: true, max_retention_days: Some(365) };
+    create_agent_memory(&r.layout(), "a", 2 << 20, limits).unwrap();
+    let tx_before = r.audit().iter().filter_map(|l| l["tx"].as_i64()).max().unwrap();
+
+    let restored = restore_agent_memory(&r.layout(), "a", &file, T0 + 5).unwrap();
+    assert_eq!((restored.entries, restored.replaced, restored.expired, restored.used), (2, 2, 0, 24));
+    assert_eq!(r.keys("a", T0 + 6), ["k1", "k2"]);
+    let k1 = m.read(&s("k1"), &Arg::Undefined, T0 + 6).unwrap().unwrap();
+    assert_eq!((k1.value.len(), k1.updated_at), (10, T0), "the entry as it was backed up");
+    let store = AgentStore::open(&r.layout(), "a", IfMissing::Skip).unwrap().unwrap();
+    let row = store.read_only(|c| read_agent(c)).unwrap();
+    assert_eq!((row.quota, row.policy, row.used), (2 << 20, limits, 24), "the agent's quota and data policy are kept");
+    let line = r.audit().into_iter().last().unwrap();
+    assert_eq!(line["action"], "memory.restore");
+    assert_eq!(line["actor"], "deployer");
+    assert_eq!(line["size"], 24);
+    assert!(line["tx"].as_i64().unwrap() > tx_before, "numbered past every transaction before it");
+    assert!(line["reason"].as_str().unwrap().contains("2 entries"), "{line}");
+    // A later write continues the sequence.
+    put(&m, "k4", 1, T0 + 7);
+    assert!(r.audit().last().unwrap()["tx"].as_i64().unwrap() > line["tx"].as_i64().unwrap());
+}
+
+#[test]
+fn a_backup_never_replaces_a_file_and_needs_a_memory() {
+    let r = Root::new("dest");
+    create_agent_memory(&r.layout(), "a", 1 << 20, DataPolicy::default()).unwrap();
+    let file = r.0.join("there");
+    std::fs::write(&file, b"mine").unwrap();
+    let e = backup_agent_memory(&r.layout(), "a", &file).unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidInput);
+    assert!(e.message.contains("exists already"), "{}", e.message);
+    assert_eq!(std::fs::read(&file).unwrap(), b"mine");
+    assert_eq!(backup_agent_memory(&r.layout(), "nobody", &r.0.join("x.db")).unwrap_err().code, ErrorCode::NotFound);
+    assert!(!r.0.join("x.db").exists());
+}
+
+#[test]
+fn a_refused_restore_changes_nothing() {
+    let r = Root::new("refused");
+    create_agent_memory(&r.layout(), "a", 100, DataPolicy::default()).unwrap();
+    create_agent_memory(&r.layout(), "b", 1 << 20, DataPolicy::default()).unwrap();
+    let m = r.gene("a");
+    put(&m, "keep", 5, T0);
+    let mb = r.gene("b");
+    put(&mb, "big", 200, T0);
+    let of_b = r.0.join("b.db.bak");
+    backup_agent_memory(&r.layout(), "b", &of_b).unwrap();
+    let lines = r.audit().len();
+    let refused = |file: &std::path::Path, code: ErrorCode, what: &str| {
+        let e = restore_agent_memory(&r.layout(), "a", file, T0 + 1).unwrap_err();
+        assert_eq!(e.code, code, "{}", e.message);
+        assert!(e.message.contains(what) && e.message.contains("nothing was restored"), "{}", e.message);
+        assert_eq!(r.keys("a", T0 + 1), ["keep"]);
+        assert_eq!(r.audit().len(), lines, "nothing audited");
+    };
+    refused(&of_b, ErrorCode::InvalidInput, "is of agent \"b\"");
+    let junk = r.0.join("junk");
+    std::fs::write(&junk, b"not a database at all, not at all").unwrap();
+    refused(&junk, ErrorCode::InvalidInput, "is not a SQLite database");
+    refused(&r.0.join("missing"), ErrorCode::InvalidInput, "cannot be read");
+    // A backup of "a" over its quota of 100 bytes.
+    put(&m, "keep", 5, T0);
+    create_agent_memory(&r.layout(), "a", 1 << 20, DataPolicy::default()).unwrap();
+    put(&m, "large", 150, T0);
+    let of_a = r.0.join("a.db.bak");
+    backup_agent_memory(&r.layout(), "a", &of_a).unwrap();
+    m.delete(&s("large"), T0).unwrap();
+    create_agent_memory(&r.layout(), "a", 100, DataPolicy::default()).unwrap();
+    let lines = r.audit().len();
+    let e = restore_agent_memory(&r.layout(), "a", &of_a, T0 + 1).unwrap_err();
+    assert_eq!(e.code, ErrorCode::QuotaExceeded, "{}", e.message);
+    assert_eq!(r.keys("a", T0 + 1), ["keep"]);
+    assert_eq!(r.audit().len(), lines);
+    // A planted trigger: refused before anything runs.
+    let planted = r.0.join("planted.db");
+    std::fs::copy(&of_a, &planted).unwrap();
+    rusqlite::Connection::open(&planted).unwrap().execute_batch("CREATE TRIGGER t AFTER INSERT ON entries BEGIN SELECT 1; END;").unwrap();
+    let e = restore_agent_memory(&r.layout(), "a", &planted, T0 + 1).unwrap_err();
+    assert!(e.message.contains("trigger"), "{}", e.message);
+    assert_eq!(r.keys("a", T0 + 1), ["keep"]);
+}
+
+#[test]
+fn a_restore_leaves_out_what_expired_and_is_seen_by_every_handle_at_its_next_call() {
+    let r = Root::new("expired");
+    create_agent_memory(&r.layout(), "a", 1 << 20, DataPolicy::default()).unwrap();
+    let m = r.gene("a");
+    let one_day = obj(&[("maxRetentionDays", Arg::Number(1.0)), ("autoDeleteOnTermination", Arg::Bool(false)), ("anonymizationSupported", Arg::Bool(false))]);
+    m.write(&s("short"), Arg::Bytes(vec![1]), &s("CACHE"), &Arg::Undefined, &one_day, T0).unwrap();
+    put(&m, "long", 1, T0);
+    let file = r.0.join("a.bak");
+    backup_agent_memory(&r.layout(), "a", &file).unwrap();
+    let other = r.gene("a"); // another handle, opened before the restore
+    put(&other, "new", 1, T0 + 1);
+    let restored = restore_agent_memory(&r.layout(), "a", &file, T0 + 2 * DAY).unwrap();
+    assert_eq!((restored.entries, restored.expired), (1, 1));
+    let keys: Vec<String> = other.query(&Arg::Undefined, T0 + 2 * DAY).unwrap().into_iter().map(|e| e.key).collect();
+    assert_eq!(keys, ["long"]);
+}
