@@ -165,3 +165,23 @@ test('a backup copied over a database no process has open, with no WAL beside it
   fs.chmodSync(db, 0o600)
   assert.doesNotMatch(seenByANewProcess(root).stderr, /checkpoint/)
 })
+
+test('a backup made by backupAgentMemory (no WAL, another journal mode) copied by hand: used as it is, and written on past checkpoints with no false alarm (R-HOST-1b)', (t) => {
+  const root = tempRoot(t)
+  memory.createAgentMemory({ root, agentId: 'a' })
+  inProcess(root, `m.writeMemory('k', new Uint8Array(3), 'CONTEXT')`)
+  const db = path.join(root, '.rotifer', 'memory', 'a.db')
+  const backup = path.join(root, 'made.db')
+  memory.backupAgentMemory({ agentId: 'a', root, file: backup })
+  inProcess(root, `m.writeMemory('later', new Uint8Array(3), 'CONTEXT')`)
+  fs.copyFileSync(backup, db)
+  // Enough writes for several checkpoints (1,000 WAL frames each), in one process, then another.
+  const { stderr } = inProcess(root, `for (let i = 0; i < 1500; i++) m.writeMemory('w' + (i % 50), new Uint8Array(2000), 'CONTEXT')`)
+  assert.match(stderr, /not the file its last checkpoint left/, 'the restore is reported once')
+  const seen = seenByANewProcess(root)
+  assert.doesNotMatch(seen.stderr, /warning/, 'and not again')
+  assert.deepEqual(seen.entries.map((e) => e[0]).sort(), ['k', ...Array.from({ length: 50 }, (_, i) => 'w' + i)].sort())
+  assert.equal(checkDatabase(db).integrity, 'ok')
+  const restores = fs.readFileSync(path.join(root, '.rotifer', 'audit.jsonl'), 'utf8').split('\n').filter((l) => l.includes('memory.restore'))
+  assert.equal(restores.length, 1)
+})

@@ -215,11 +215,16 @@ impl DbFile {
                 "was written over while in use (a backup copied over it?); nothing was changed, and this process will not write its changes back into it",
             ));
         }
+        // A checkpoint of this WAL surely wrote it (same salts, its counters moved), perhaps
+        // another program's (sqlite3's `PRAGMA wal_checkpoint`), which the lineage stamp did not
+        // see: the stamp names the file as that left it. Across a WAL restart it cannot be told
+        // (see `explains_writes_since`), and the stamp is left to judge at the next checkpoint.
+        let surely = last.is_some_and(|last| last.salts == mark.salts);
         *last = Some(mark);
         drop(last);
-        // A checkpoint wrote it, perhaps another program's (sqlite3's `PRAGMA wal_checkpoint`),
-        // which the lineage stamp did not see: the stamp names the file as that left it.
-        let _ = crate::lineage::Lineage::lock(&self.path).and_then(|l| l.stamp_now());
+        if surely {
+            let _ = crate::lineage::Lineage::lock(&self.path).and_then(|l| l.stamp_now());
+        }
         Ok(())
     }
 

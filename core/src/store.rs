@@ -299,10 +299,17 @@ impl AgentStore {
         let Some(mut file) = open_database_file(&path, agent_id, limits)? else {
             return Ok(None); // deleted since the look above: Skip never creates one
         };
-        // Before SQLite reads the WAL: is it this file's? (R-HOST-1b)
+        // Before SQLite reads the WAL: is it this file's? (R-HOST-1b) The stamp stays locked
+        // while SQLite opens it, which may write the file itself (a database in another journal
+        // mode switched to WAL): the stamp then names the file as the open left it.
         let lineage = Lineage::lock(&path)?;
         let found = lineage.judge_at_open()?;
         let conn = open_connection(&path)?;
+        if let Err(e) = lineage.stamp_now() {
+            let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+            drop(conn); // before the descriptor
+            return Err(e);
+        }
         drop(lineage);
         if let Err(e) = file.opened(&layout.root, &conn) {
             // Closing would checkpoint the WAL into whatever is at the path now: keep the WAL.
@@ -605,11 +612,25 @@ impl OpenGuard<'_> {
     /// The end of a call on the connection. A SQLite failure names the database file. A
     /// database SQLite found damaged is left as it is: closing must not checkpoint the WAL into
     /// it (the WAL may hold the only good copy of pages the file lacks).
+    ///
+    /// A database found replaced (a backup copied or moved over it) gets its WAL, written against
+    /// the file that was replaced, moved aside here, once the call's transaction is over, and
+    /// the error says where (R-HOST-1b).
     fn finish<T>(&self, result: Result<T>) -> Result<T> {
         result.map_err(|e| {
             if e.damaged {
                 let _ = self.conn().set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
             }
+            let open = self.open_ref();
+            let e = match e.code == ErrorCode::StorageError && open.file.replaced() {
+                true => match orphan_wal(&open.file) {
+                    Ok(moved) if !moved.is_empty() => {
+                        MemoryError { message: format!("{}. {}", e.message, describe_orphaned(open.file.path(), &moved)), ..e }
+                    }
+                    _ => e,
+                },
+                false => e,
+            };
             match e.message.strip_prefix(crate::error::SQLITE_FAILED) {
                 Some(what) => MemoryError { damaged: e.damaged, ..storage(self.open_ref().file.path(), what) },
                 None => e,
@@ -618,22 +639,10 @@ impl OpenGuard<'_> {
     }
     /// The file checks (`DbFile::check_if_changed`). A database found changed is left as it
     /// is: closing would checkpoint the WAL into whatever is at the path now.
-    ///
-    /// A database found replaced (a backup copied or moved over it) gets its WAL, written against
-    /// the file that was replaced, moved aside now, and the error says where (R-HOST-1b).
     fn look(&self, look: Look) -> Result<()> {
         let open = self.open_ref();
-        open.file.check_if_changed(open.conn(), look).map_err(|e| {
+        open.file.check_if_changed(open.conn(), look).inspect_err(|_| {
             let _ = open.conn().set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
-            if !open.file.replaced() {
-                return e;
-            }
-            match orphan_wal(&open.file) {
-                Ok(moved) if !moved.is_empty() => {
-                    MemoryError { message: format!("{}. {}", e.message, describe_orphaned(open.file.path(), &moved)), ..e }
-                }
-                _ => e,
-            }
         })
     }
     fn open_ref(&self) -> &Open {
