@@ -4,13 +4,14 @@
 // better-sqlite3 (see bench/stores.js and docs/benchmarks.md): the lean one, which every ratio
 // and verdict is against, and one that copies our schema, for reference.
 //
-//   node bench/run.js [--quick] [--out FILE] [--only SECTION,…] [--clock wall|cpu] [--charts DIR|none]
+//   node bench/run.js [--quick] [--out FILE] [--only SECTION,…] [--clock wall|cpu] [--charts DIR|none] [--before DIR]
 //
 // One process runs ours and the baselines in alternating rounds after a warm-up, prints a table
 // with every target, its ratio and whether it is met, writes the results as JSON
 // (bench/results.json; bench/results-quick.json with --quick) and draws SVG charts from them
 // (into docs/ after a full run; with --quick only where --charts says). Sections: main, evict,
-// open, growth, wal, concurrency, memory, gene (bench/gene-start.js). Exits 0 whether targets
+// open, growth, wal, concurrency, memory, gene (bench/gene-start.js), and with --before DIR (a
+// built checkout of an earlier version) before (bench/before.js). Exits 0 whether targets
 // are met or not; non-zero only if the benchmark itself failed.
 
 const fs = require('node:fs')
@@ -23,6 +24,7 @@ const S = require('./stores')
 const R = require('./rows')
 const charts = require('./charts')
 const { geneSection } = require('./gene-start')
+const { beforeSection } = require('./before')
 
 const MiB = 1024 * 1024
 const BIG_QUOTA = 1024 * MiB
@@ -58,10 +60,10 @@ const QUICK = {
   memory: { runs: 1, entries: 64, valueBytes: 65_000 },
 }
 
-const SECTIONS = ['main', 'evict', 'open', 'growth', 'wal', 'concurrency', 'memory', 'gene']
+const SECTIONS = ['main', 'evict', 'open', 'growth', 'wal', 'concurrency', 'memory', 'gene', 'before']
 
 function parseArgs(argv) {
-  const o = { quick: false, out: null, only: SECTIONS, clock: 'wall', charts: undefined }
+  const o = { quick: false, out: null, only: SECTIONS, clock: 'wall', charts: undefined, before: null }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     if (a === '--quick') o.quick = true
@@ -69,8 +71,9 @@ function parseArgs(argv) {
     else if (a === '--only') o.only = argv[++i].split(',')
     else if (a === '--clock') o.clock = argv[++i]
     else if (a === '--charts') o.charts = argv[++i]
+    else if (a === '--before') o.before = argv[++i]
     else if (a === '--help' || a === '-h') {
-      process.stdout.write(`usage: node bench/run.js [--quick] [--out FILE] [--only ${SECTIONS.join(',')}] [--clock wall|cpu] [--charts DIR|none]\n`)
+      process.stdout.write(`usage: node bench/run.js [--quick] [--out FILE] [--only ${SECTIONS.join(',')}] [--clock wall|cpu] [--charts DIR|none] [--before DIR]\n`)
       process.exit(0)
     } else {
       throw new Error(`unknown argument ${a}; see --help`)
@@ -749,6 +752,7 @@ async function main() {
     if (opts.only.includes('concurrency')) await concurrencySection(cfg, tmp, out)
     if (opts.only.includes('memory')) await memorySection(cfg, tmp, out)
     if (opts.only.includes('gene')) geneSection(cfg, tmp, out, progress)
+    if (opts.only.includes('before') && opts.before) await beforeSection(cfg, tmp, out, opts.before, progress, timeRow)
   } finally {
     cleanup()
   }

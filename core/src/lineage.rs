@@ -123,6 +123,8 @@ pub struct Lineage {
     stamp: PathBuf,
     file: File,
     own: (u64, u64),
+    /// The record as last read or written through this lock: an unchanged one is not rewritten.
+    known: std::cell::Cell<Option<Record>>,
 }
 
 /// What an open found (`Lineage::judge_at_open`).
@@ -168,20 +170,27 @@ impl Lineage {
                 return Err(failed(&e));
             }
         }
-        Ok(Lineage { db: db.to_path_buf(), stamp, file, own: (meta.dev(), meta.ino()) })
+        Ok(Lineage { db: db.to_path_buf(), stamp, file, own: (meta.dev(), meta.ino()), known: std::cell::Cell::new(None) })
     }
 
     fn read(&self) -> Option<Record> {
         let mut buf = [0u8; RECORD_BYTES];
         self.file.read_exact_at(&mut buf, 0).ok()?;
-        Record::decode(&buf)
+        let record = Record::decode(&buf);
+        self.known.set(record);
+        record
     }
 
     fn write(&self, state: State, db: FileId) -> Result<()> {
         let record = Record { state, db, own: self.own };
+        if self.known.get() == Some(record) {
+            return Ok(());
+        }
         self.file
             .write_all_at(&record.encode(), 0)
-            .map_err(|e| MemoryError::storage(format!("cannot write {} ({e}); nothing was changed", self.stamp.display())))
+            .map_err(|e| MemoryError::storage(format!("cannot write {} ({e}); nothing was changed", self.stamp.display())))?;
+        self.known.set(Some(record));
+        Ok(())
     }
 
     fn db_now(&self) -> Result<FileId> {
@@ -215,9 +224,7 @@ impl Lineage {
                 }
             }
         };
-        if record.is_none_or(|r| r.db != db || r.own != self.own || r.state != State::Clean) {
-            self.write(State::Clean, db)?;
-        }
+        self.write(State::Clean, db)?;
         Ok(found)
     }
 
