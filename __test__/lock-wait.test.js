@@ -13,10 +13,11 @@ const { memory, enc, tempRoot, open, auditLines, throwsCode } = require('./helpe
 
 /**
  * Starts a process that holds the write lock of `db` (`BEGIN IMMEDIATE` through better-sqlite3),
- * then, 300 ms later, runs `action` (a shell command) and releases the lock 200 ms after that.
- * Resolves once the lock is held; `done` resolves when the process has exited.
+ * then, 300 ms later, runs `action` (a shell command; none if `null`) and releases the lock
+ * `hold` ms after that. Resolves `locked` once the lock is held; `done` when the process has
+ * exited, with its exit code and the time (ms since the epoch) it took just before releasing.
  */
-function holdWriteLock(db, action) {
+function holdWriteLock(db, action, hold = 200) {
   const script = `
     const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))})
     const { execFileSync } = require('node:child_process')
@@ -25,17 +26,23 @@ function holdWriteLock(db, action) {
     db.exec('BEGIN IMMEDIATE')
     process.stdout.write('locked\\n')
     sleep(300)
-    execFileSync('sh', ['-c', ${JSON.stringify(action)}])
-    sleep(200)
+    const action = ${JSON.stringify(action)}
+    if (action !== null) execFileSync('sh', ['-c', action])
+    sleep(${hold})
+    const releasing = Date.now()
     db.exec('ROLLBACK')
+    process.stdout.write('released ' + releasing + '\\n')
     db.close()`
   const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.on('data', (d) => { out += d })
   const done = new Promise((resolve) => child.on('exit', (code) => resolve(code)))
+  const released = done.then(() => Number(/released (\d+)/.exec(out)?.[1]))
   const locked = new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => String(d).includes('locked') && resolve())
+    child.stdout.on('data', () => out.includes('locked') && resolve())
     child.on('exit', (code) => reject(new Error(`the lock holder exited (${code}) before locking`)))
   })
-  return { locked, done }
+  return { locked, done, released }
 }
 
 test('a log moved while a write waits for the write lock gets none of its lines (R-AUD-2)', async (t) => {
@@ -86,28 +93,12 @@ test('a write that waits 1.5 s for another process\'s lock stores a time taken a
   const m = open(root, 'a', 'g', 'd')
   m.writeMemory('k', enc('1'), 'CONTEXT')
   const db = path.join(root, '.rotifer', 'memory', 'a.db')
-  const script = `
-    const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))})
-    const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
-    const db = new Database(${JSON.stringify(db)}, { fileMustExist: true, timeout: 30000 })
-    db.exec('BEGIN IMMEDIATE')
-    process.stdout.write('locked\\n')
-    sleep(1500)
-    const releasing = Date.now()
-    db.exec('ROLLBACK')
-    process.stdout.write('released ' + releasing + '\\n')
-    db.close()`
-  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
-  let out = ''
-  child.stdout.on('data', (d) => { out += d })
-  await new Promise((resolve, reject) => {
-    child.stdout.on('data', () => out.includes('locked') && resolve())
-    child.on('exit', (code) => reject(new Error(`the lock holder exited (${code}) before locking`)))
-  })
+  const holder = holdWriteLock(db, null, 1200)
+  await holder.locked
   const called = Date.now()
   const e = m.writeMemory('k', enc('2'), 'CONTEXT') // waits for the lock
-  await new Promise((resolve) => child.on('exit', resolve))
-  const released = Number(/released (\d+)/.exec(out)[1])
+  assert.equal(await holder.done, 0)
+  const released = await holder.released
   assert.ok(released - called >= 1000, `the write waited (${released - called} ms)`)
   assert.ok(Date.parse(e.updatedAt) >= released, `updatedAt ${e.updatedAt} is before the lock was released (${new Date(released).toISOString()})`)
   assert.ok(e.updatedAt >= e.createdAt)

@@ -4,39 +4,11 @@
 use rotifer_memory_core::backup::{backup_agent_memory, restore_agent_memory};
 use rotifer_memory_core::model::DataPolicy;
 use rotifer_memory_core::store::{read_agent, AgentStore, IfMissing};
-use rotifer_memory_core::{create_agent_memory, list_agent_memory, Arg, ErrorCode, GeneMemory, GeneOptions, Layout};
-use serde_json::Value;
+use rotifer_memory_core::{create_agent_memory, Arg, ErrorCode, GeneMemory};
 
 mod common;
-use common::{gene, obj, s, DAY, T0};
+use common::{obj, s, Project, DAY, T0};
 
-struct Root(std::path::PathBuf);
-impl Root {
-    fn new(name: &str) -> Root {
-        let p = std::env::temp_dir().join(format!("rotifer-backup-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Root(std::fs::canonicalize(p).unwrap())
-    }
-    fn layout(&self) -> Layout {
-        Layout::at(&self.0)
-    }
-    fn gene(&self, agent: &str) -> GeneMemory {
-        GeneMemory::open(GeneOptions { agent_id: Some(agent.into()), gene_id: Some(gene('a')), domain: Some("d".into()), root: Some(self.0.to_string_lossy().into()) }).unwrap()
-    }
-    fn keys(&self, agent: &str, now: i64) -> Vec<String> {
-        list_agent_memory(&self.layout(), agent, None, now).unwrap().into_iter().map(|l| l.key).collect()
-    }
-    fn audit(&self) -> Vec<Value> {
-        let text = std::fs::read_to_string(self.0.join(".rotifer/audit.jsonl")).unwrap_or_default();
-        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-    }
-}
-impl Drop for Root {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn put(m: &GeneMemory, key: &str, size: usize, now: i64) {
     m.write(&s(key), Arg::Bytes(vec![3; size]), &s("CONTEXT"), &Arg::Undefined, &Arg::Undefined, now).unwrap();
@@ -44,7 +16,7 @@ fn put(m: &GeneMemory, key: &str, size: usize, now: i64) {
 
 #[test]
 fn a_restore_puts_back_exactly_the_backup_keeping_the_quota_and_data_policy() {
-    let r = Root::new("exact");
+    let r = Project::new("exact");
     create_agent_memory(&r.layout(), "a", 1 << 20, DataPolicy::default()).unwrap();
     let m = r.gene("a");
     put(&m, "k1", 10, T0);
@@ -85,7 +57,7 @@ fn a_restore_puts_back_exactly_the_backup_keeping_the_quota_and_data_policy() {
 
 #[test]
 fn a_backup_never_replaces_a_file_and_needs_a_memory() {
-    let r = Root::new("dest");
+    let r = Project::new("dest");
     create_agent_memory(&r.layout(), "a", 1 << 20, DataPolicy::default()).unwrap();
     let file = r.0.join("there");
     std::fs::write(&file, b"mine").unwrap();
@@ -99,7 +71,7 @@ fn a_backup_never_replaces_a_file_and_needs_a_memory() {
 
 #[test]
 fn a_refused_restore_changes_nothing() {
-    let r = Root::new("refused");
+    let r = Project::new("refused");
     create_agent_memory(&r.layout(), "a", 100, DataPolicy::default()).unwrap();
     create_agent_memory(&r.layout(), "b", 1 << 20, DataPolicy::default()).unwrap();
     let m = r.gene("a");
@@ -145,7 +117,7 @@ fn a_refused_restore_changes_nothing() {
 
 #[test]
 fn a_restore_leaves_out_what_expired_and_is_seen_by_every_handle_at_its_next_call() {
-    let r = Root::new("expired");
+    let r = Project::new("expired");
     create_agent_memory(&r.layout(), "a", 1 << 20, DataPolicy::default()).unwrap();
     let m = r.gene("a");
     let one_day = obj(&[("maxRetentionDays", Arg::Number(1.0)), ("autoDeleteOnTermination", Arg::Bool(false)), ("anonymizationSupported", Arg::Bool(false))]);

@@ -5,33 +5,13 @@
 use rotifer_memory_core::bundle::{export_agent_memory, import_agent_memory, OnConflict};
 use rotifer_memory_core::model::DataPolicy;
 use rotifer_memory_core::time::CallTime;
-use rotifer_memory_core::{create_agent_memory, Arg, GeneMemory, GeneOptions, Layout};
+use rotifer_memory_core::{create_agent_memory, Arg, GeneMemory};
 
 mod common;
-use common::{gene, obj, s, T0};
+use common::{obj, s, Project, T0};
 
 const HOUR: i64 = 3_600_000;
 
-struct Root(std::path::PathBuf);
-impl Root {
-    fn new(name: &str) -> Root {
-        let p = std::env::temp_dir().join(format!("rotifer-clock-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Root(std::fs::canonicalize(p).unwrap())
-    }
-    fn layout(&self) -> Layout {
-        Layout::at(&self.0)
-    }
-    fn gene(&self, agent: &str) -> GeneMemory {
-        GeneMemory::open(GeneOptions { agent_id: Some(agent.into()), gene_id: Some(gene('a')), domain: None, root: Some(self.0.to_string_lossy().into()) }).unwrap()
-    }
-}
-impl Drop for Root {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn write(m: &GeneMemory, key: &str, size: usize, category: &str, now: i64) -> rotifer_memory_core::Entry {
     m.write(&s(key), Arg::Bytes(vec![7; size]), &s(category), &Arg::Undefined, &Arg::Undefined, now).unwrap()
@@ -43,7 +23,7 @@ fn keys(m: &GeneMemory, filter: Arg, now: i64) -> Vec<String> {
 
 #[test]
 fn a_clock_stepped_back_never_makes_a_rewrite_older_than_what_it_follows() {
-    let root = Root::new("back");
+    let root = Project::new("back");
     create_agent_memory(&root.layout(), "a", 1 << 20, DataPolicy::default()).unwrap();
     let m = root.gene("a");
     write(&m, "k1", 10, "CACHE", T0);
@@ -65,7 +45,7 @@ fn a_clock_stepped_back_never_makes_a_rewrite_older_than_what_it_follows() {
 #[test]
 fn eviction_takes_the_entry_written_longest_ago_even_after_the_clock_steps_back() {
     // R-QUO-3: a rewritten entry counts as new.
-    let root = Root::new("evict");
+    let root = Project::new("evict");
     create_agent_memory(&root.layout(), "a", 40, DataPolicy::default()).unwrap();
     let m = root.gene("a");
     write(&m, "k1", 8, "CACHE", T0);
@@ -81,7 +61,7 @@ fn eviction_takes_the_entry_written_longest_ago_even_after_the_clock_steps_back(
 #[test]
 fn the_store_imports_its_own_export_after_the_clock_steps_back() {
     // R-MIG-3: whatever the store writes, its own export imports.
-    let root = Root::new("export");
+    let root = Project::new("export");
     create_agent_memory(&root.layout(), "a", 1 << 20, DataPolicy::default()).unwrap();
     let m = root.gene("a");
     write(&m, "k1", 10, "CONTEXT", T0);
@@ -94,7 +74,7 @@ fn the_store_imports_its_own_export_after_the_clock_steps_back() {
 
 #[test]
 fn an_imported_entry_ahead_of_the_clock_is_rewritten_no_earlier_than_it_was_stored() {
-    let root = Root::new("ahead");
+    let root = Project::new("ahead");
     create_agent_memory(&root.layout(), "a", 1 << 20, DataPolicy::default()).unwrap();
     let m = root.gene("a");
     write(&m, "k1", 10, "CONTEXT", T0 + 10 * HOUR);
@@ -109,7 +89,7 @@ fn an_imported_entry_ahead_of_the_clock_is_rewritten_no_earlier_than_it_was_stor
 fn the_system_clock_is_read_once_the_write_lock_is_held() {
     // A call handed the system clock (`CallTime::system()`) whose time was read before the lock
     // (here: by hand, long ago) stores the time read under the lock.
-    let root = Root::new("system");
+    let root = Project::new("system");
     create_agent_memory(&root.layout(), "a", 1 << 20, DataPolicy::default()).unwrap();
     let m = root.gene("a");
     let early = CallTime::system();
