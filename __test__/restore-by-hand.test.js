@@ -185,3 +185,31 @@ test('a backup made by backupAgentMemory (no WAL, another journal mode) copied b
   const restores = fs.readFileSync(path.join(root, '.rotifer', 'audit.jsonl'), 'utf8').split('\n').filter((l) => l.includes('memory.restore'))
   assert.equal(restores.length, 1)
 })
+
+for (const how of ['the project copied whole', 'the stamp removed (a database of an earlier version)']) {
+  test(`a WAL left by a killed process is replayed, never moved aside, with ${how} (R-HOST-1b)`, async (t) => {
+    const root = tempRoot(t)
+    memory.createAgentMemory({ root, agentId: 'a' })
+    inProcess(root, `for (let i = 0; i < 100; i++) m.writeMemory('k' + i, new Uint8Array(200).fill(i), 'CONTEXT')`)
+    const w = writer(root, 200)
+    await w.waitFor('ready')
+    w.child.kill('SIGKILL')
+    await w.exited
+    const db = path.join(root, '.rotifer', 'memory', 'a.db')
+    assert.ok(fs.statSync(db + '-wal').size > 32, 'the killed writer left its changes in the WAL')
+    let target = root
+    if (how.startsWith('the project')) {
+      target = tempRoot(t)
+      fs.cpSync(path.join(root, '.rotifer'), path.join(target, '.rotifer'), { recursive: true }) // new inodes, every file
+    } else {
+      fs.rmSync(db + '-lineage')
+    }
+    const seen = seenByANewProcess(target)
+    assert.doesNotMatch(seen.stderr, /warning/)
+    assert.deepEqual(orphans(target), [])
+    // The writer's last changes (k99 rewritten with fill 98 % 251 … ) are there: 75 of k0…k99 left
+    // after its deletions, every fourth change being one.
+    assert.equal(seen.entries.length, 100 - 25, 'the deletions in the WAL were replayed')
+    assert.equal(checkDatabase(path.join(target, '.rotifer', 'memory', 'a.db')).integrity, 'ok')
+  })
+}
