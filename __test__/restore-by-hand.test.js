@@ -53,7 +53,7 @@ function checkDatabase(db) {
  * every fourth), prints `ready`, then on stdin `call` makes one more write (printing what it
  * threw), and on `exit` exits.
  */
-function writer(root, changes) {
+function writer(t, root, changes) {
   const script = `
     const memory = require(${INDEX})
     const m = new memory.GeneMemoryAccess({ agentId: 'a', geneId: ${JSON.stringify(geneId('g'))}, domain: 'd', root: ${JSON.stringify(root)} })
@@ -73,6 +73,7 @@ function writer(root, changes) {
       }
     })`
   const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] })
+  t.after(() => child.kill('SIGKILL')) // a failed assertion must not leave it waiting
   let out = ''
   const waitFor = (what) =>
     new Promise((resolve, reject) => {
@@ -110,7 +111,7 @@ for (const { changes, how, call, end } of cases) {
     fs.copyFileSync(db, backup) // the last process closed: the file is complete, no WAL beside it
     const atBackup = seenByANewProcess(root).entries
 
-    const w = writer(root, changes)
+    const w = writer(t, root, changes)
     await w.waitFor('ready')
     assert.ok(fs.statSync(db + '-wal').size > 32, 'the writer left its changes in the WAL')
     if (how === 'cp') fs.copyFileSync(backup, db)
@@ -191,7 +192,7 @@ for (const how of ['the project copied whole', 'the stamp removed (a database of
     const root = tempRoot(t)
     memory.createAgentMemory({ root, agentId: 'a' })
     inProcess(root, `for (let i = 0; i < 100; i++) m.writeMemory('k' + i, new Uint8Array(200).fill(i), 'CONTEXT')`)
-    const w = writer(root, 200)
+    const w = writer(t, root, 200)
     await w.waitFor('ready')
     w.child.kill('SIGKILL')
     await w.exited

@@ -7,7 +7,7 @@
 //! What a gene can make us write by calls that change nothing (denials, quota rejections) is
 //! bounded per handle by a `DenialLog`: see its doc comment and the README's audit section.
 
-use crate::integrity::Look;
+use crate::storage::watch::Look;
 use crate::layout::{append_lines, Layout};
 use crate::error::{ErrorCode, MemoryError, Result};
 use crate::model::{entry_id, Category};

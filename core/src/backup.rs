@@ -11,7 +11,9 @@ use crate::audit::Actor;
 use crate::error::{MemoryError, Result};
 use crate::layout::{create_private_file, Layout};
 use crate::model::{check_agent_id, entry_id, is_valid_gene_id, MAX_KEY_BYTES, MAX_VALUE_BYTES};
-use crate::store::{self, expires_at, read_agent, AgentStore, IfMissing, StoredEntry, ENTRY_COLUMNS};
+use crate::storage::opening::{move_into_place, unique_suffix};
+use crate::storage::schema::{self, harden_connection, refuse_foreign_schema, schema_of};
+use crate::storage::store::{expires_at, read_agent, AgentStore, IfMissing, StoredEntry, ENTRY_COLUMNS};
 use crate::time::CallTime;
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
@@ -52,7 +54,7 @@ pub fn backup_agent_memory(layout: &Layout, agent_id: &str, dest: &Path) -> Resu
     }
     let name = dest.file_name().ok_or_else(|| MemoryError::invalid(format!("{:?} names no file", dest.display().to_string())))?;
     let dir = dest.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp: PathBuf = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), store::unique_suffix()));
+    let tmp: PathBuf = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), unique_suffix()));
     let written = (|| -> Result<BackedUp> {
         drop(create_private_file(&tmp).map_err(|e| fail(&e))?);
         let mut out = Connection::open_with_flags(&tmp, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW)
@@ -82,7 +84,7 @@ pub fn backup_agent_memory(layout: &Layout, agent_id: &str, dest: &Path) -> Resu
         let file = std::fs::File::open(&tmp).map_err(|e| fail(&e))?;
         file.sync_all().map_err(|e| fail(&e))?;
         let bytes = file.metadata().map_err(|e| fail(&e))?.len();
-        store::move_into_place(&tmp, dest).map_err(|e| fail(&e))?;
+        move_into_place(&tmp, dest).map_err(|e| fail(&e))?;
         Ok(BackedUp { entries: entries as u64, used: used as u64, bytes })
     })();
     let _ = std::fs::remove_file(&tmp);
@@ -179,14 +181,14 @@ fn open_backup(file: &Path) -> Result<Connection> {
     let uri = format!("file:{}?immutable=1", uri_path(&real));
     let conn = Connection::open_with_flags(uri, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(|e| refuse(&format!("cannot be opened ({e})")))?;
-    store::harden_connection(&conn).map_err(|e| refuse(&e))?;
+    harden_connection(&conn).map_err(|e| refuse(&e))?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| refuse(&format!("cannot be read ({e})")))?;
     let expected = match version {
-        store::SCHEMA_VERSION => store::schema_of(store::SCHEMA),
-        1 => store::schema_of(crate::migrate::SCHEMA_V1),
-        v => return Err(refuse(&format!("has schema version {v}, which this version of rotifer-memory cannot restore (it reads 1 and {})", store::SCHEMA_VERSION))),
+        schema::SCHEMA_VERSION => schema_of(schema::SCHEMA),
+        1 => schema_of(crate::storage::migrate::SCHEMA_V1),
+        v => return Err(refuse(&format!("has schema version {v}, which this version of rotifer-memory cannot restore (it reads 1 and {})", schema::SCHEMA_VERSION))),
     };
-    store::refuse_foreign_schema(&conn, file, &expected).map_err(|e| MemoryError::invalid(format!("{}; nothing was restored", e.message)))?;
+    refuse_foreign_schema(&conn, file, &expected).map_err(|e| MemoryError::invalid(format!("{}; nothing was restored", e.message)))?;
     let check: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0)).map_err(|e| refuse(&format!("is damaged ({e})")))?;
     if check != "ok" {
         return Err(refuse(&format!("is damaged (SQLite's quick_check: {check})")));

@@ -17,7 +17,7 @@ use crate::audit::{escape_line_separators, Action, Actor, Subject};
 use crate::error::{MemoryError, Result};
 use crate::layout::{create_private_file, Layout};
 use crate::model::*;
-use crate::store::{expires_at, load_entry, read_agent, AgentStore, IfMissing, StoredEntry, ENTRY_COLUMNS};
+use crate::storage::store::{expires_at, load_entry, read_agent, AgentStore, IfMissing, StoredEntry, ENTRY_COLUMNS};
 use crate::time::{format_ms, parse_rfc3339_ceil_ms};
 use crate::wasm::{decode_value, json_kind, EntryJson, JsonArg};
 use serde::Serialize;
@@ -158,7 +158,7 @@ pub fn export_agent_memory(layout: &Layout, agent_id: &str, include_cache: bool,
 pub fn write_bundle_file(path: &Path, bytes: &[u8]) -> Result<()> {
     let name = path.file_name().ok_or_else(|| MemoryError::invalid(format!("output {:?} names no file", path.display().to_string())))?;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp: PathBuf = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), crate::store::unique_suffix()));
+    let tmp: PathBuf = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), crate::storage::store::unique_suffix()));
     let fail = |what: &str, e: std::io::Error| MemoryError::storage(format!("cannot write the bundle {} ({what}: {e}); nothing was written", path.display()));
     let written = (|| -> Result<()> {
         let mut file = create_private_file(&tmp).map_err(|e| fail("create", e))?;

@@ -141,3 +141,9 @@ mod tests {
         assert_eq!(panic_message(&42_u32), "unknown panic");
     }
 }
+
+/// A storage error about the memory database at `path`: the message names the file.
+pub fn storage(path: &std::path::Path, what: impl std::fmt::Display) -> MemoryError {
+    MemoryError::storage(format!("memory database {}: {what}", path.display()))
+}
+

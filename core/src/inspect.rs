@@ -9,7 +9,7 @@ use crate::arg::Arg;
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::model::{parse_key, Category, DataPolicy, Entry};
-use crate::store::{load_entry, read_agent, AgentStore, IfMissing};
+use crate::storage::store::{load_entry, read_agent, AgentStore, IfMissing};
 use rusqlite::Connection;
 
 /// Usage of one category.
@@ -98,7 +98,7 @@ pub fn get_agent_entry(layout: &Layout, agent_id: &str, key: &Arg, now: i64) -> 
         let tx = conn.unchecked_transaction()?;
         let agent = read_agent(&tx)?;
         let found = load_entry(&tx, &key)?.filter(|e| {
-            let expires = crate::store::expires_at(e.entry.updated_at, e.entry.retention_policy.as_ref(), &agent.policy);
+            let expires = crate::storage::store::expires_at(e.entry.updated_at, e.entry.retention_policy.as_ref(), &agent.policy);
             !expires.is_some_and(|t| t <= now)
         });
         tx.finish()?;

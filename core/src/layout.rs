@@ -4,7 +4,7 @@
 //! name, as OpenSSH's StrictModes does. One `refuse_…` function per check.
 
 use crate::error::{MemoryError, Result};
-use crate::integrity::{Look, PathWatch};
+use crate::storage::watch::{Look, PathWatch};
 use std::collections::HashMap;
 use std::fs::{self, DirBuilder, File, Metadata, OpenOptions};
 use std::io::Write;

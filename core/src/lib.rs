@@ -1,11 +1,11 @@
 //! rotifer-memory-core: the Agent Memory API of the Rotifer playground, without Node.js.
 //!
 //! One module per concern: `model` (entries and validation), `access` (who may do what),
-//! `quota` (quota text), `store` (SQLite), `integrity` (is the database file still the one
-//! opened?), `audit` (audit and telemetry lines), `layout` (files and folders), `memory` (the
-//! calls), `inspect` (the deployer's read-only views), `bundle` (export and import, R-MIG),
-//! `wasm` (the host-call JSON protocol).
-//! Front ends hand in `Arg`s, so JS and WASM callers share one validation.
+//! `quota` (quota text), `time`, `error`; `layout` (files and folders) and `audit` (audit and
+//! telemetry lines); `storage` (SQLite: see its module doc for the order of its layers);
+//! above them `memory` (the calls), `inspect` (the deployer's read-only views), `bundle` (export
+//! and import, R-MIG), `backup` (backup and restore, R-HOST-1b), `wasm` (the host-call JSON
+//! protocol). Front ends hand in `Arg`s, so JS and WASM callers share one validation.
 
 pub mod access;
 pub mod arg;
@@ -14,16 +14,16 @@ pub mod backup;
 pub mod bundle;
 pub mod error;
 pub mod inspect;
-pub mod integrity;
 pub mod layout;
-pub mod lineage;
 pub mod memory;
-pub mod migrate;
 pub mod model;
 pub mod quota;
-pub mod store;
+pub mod storage;
 pub mod time;
 pub mod wasm;
+
+// The storage modules under the names they had before the storage layer became a folder.
+pub use storage::{integrity, lineage, migrate, store};
 
 pub use arg::Arg;
 pub use error::{ErrorCode, MemoryError, Result};

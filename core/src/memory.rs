@@ -9,11 +9,11 @@ use crate::access::{data_policy_violation, denial_reason, scope_admits, unsuppor
 use crate::arg::Arg;
 use crate::audit::{Action, Actor, AuditBatch, Denial, DenialLog, QuotaFacts, Subject};
 use crate::error::{ErrorCode, MemoryError, Result};
-use crate::integrity::Look;
+use crate::storage::watch::Look;
 use crate::time::CallTime;
 use crate::layout::Layout;
 use crate::model::*;
-use crate::store::{load_entry, AgentStore, Fast, IfMissing, StoredEntry, Tx, ENTRY_COLUMNS};
+use crate::storage::store::{load_entry, AgentStore, Fast, IfMissing, StoredEntry, Tx, ENTRY_COLUMNS};
 use rusqlite::Connection;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
@@ -795,7 +795,7 @@ fn sweep_stale_test_memories(tmp: &std::path::Path) {
 
 /// Makes a private folder for a test memory with its lock held, under its final name.
 fn make_test_dir(tmp: &std::path::Path) -> Result<(PathBuf, std::fs::File)> {
-    let unique = crate::store::unique_suffix();
+    let unique = crate::storage::store::unique_suffix();
     let staging = tmp.join(format!("{TEST_STAGING_PREFIX}{unique}"));
     let root = tmp.join(format!("{TEST_DIR_PREFIX}{unique}"));
     std::fs::DirBuilder::new()
@@ -917,7 +917,7 @@ mod tests {
 
     fn schema() -> Connection {
         let conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(crate::store::SCHEMA).unwrap();
+        conn.execute_batch(crate::storage::schema::SCHEMA).unwrap();
         conn
     }
 
@@ -947,7 +947,7 @@ mod tests {
             let p = plan(&conn, sql);
             assert!(p.iter().any(|l| l.contains(what)) && !p.iter().any(|l| l.starts_with("SCAN")), "{sql}: {p:?}");
         };
-        use crate::store::{DELETE_EXPIRED_SQL, EXPIRED_SQL, LOAD_SQL, NEXT_EXPIRY_SQL};
+        use crate::storage::rows::{DELETE_EXPIRED_SQL, EXPIRED_SQL, LOAD_SQL, NEXT_EXPIRY_SQL};
         uses(LOAD_SQL, "USING INDEX sqlite_autoindex_entries_1 (key=?)");
         uses(EVICTION_SQL, "USING INDEX entries_by_category (category=?)");
         uses(NEXT_EXPIRY_SQL, "entries_by_expiry");

@@ -1,177 +1,34 @@
-//! The SQLite store of one agent (R-HOST-1, R-HOST-5): schema, opening, the process-wide
-//! registry of connections, and the transaction that every changing call runs in.
+//! The store of one agent (R-HOST-1, R-HOST-5): the process-wide registry of connections, the
+//! reads, and the transaction that every changing call runs in, with its checkpoint.
 //!
-//! - WAL, `synchronous=NORMAL`, a `busy_timeout`, and `BEGIN IMMEDIATE` for every call that may
-//!   change anything, so that two processes wait for each other instead of failing.
-//! - A new database is built under a temporary name and linked into place, so a database file
-//!   that exists is always a complete one: an empty or damaged file is reported, never rebuilt.
+//! - `BEGIN IMMEDIATE` for every call that may change anything, so that two processes wait for
+//!   each other instead of failing; its time is taken once the lock is held (R-ENT-4).
 //! - The running byte total lives in the `agent` row, so the quota check never scans.
 
+pub use super::opening::unique_suffix;
+pub use super::rows::{expires_at, load_entry, read_agent, AgentRow, StoredEntry, ENTRY_COLUMNS};
+pub use super::schema::SCHEMA_VERSION;
+use super::integrity::{DbFile, Look};
+use super::lineage::{describe_orphaned, Found, Lineage};
+use super::opening::{configure_sqlite, open_connection, open_database_file};
+use super::rows::{data_version, next_expiry, EXPIRED_SQL, DELETE_EXPIRED_SQL, LATEST_UPDATE_SQL, LOAD_SQL};
 use crate::access::Gene;
 use crate::audit::{Action, Actor, AuditBatch, Subject};
-use crate::error::{ErrorCode, MemoryError, Result};
-use crate::integrity::{DbFile, Look};
-use crate::layout::{create_private_file, Layout};
-use crate::lineage::{describe_orphaned, Found, Lineage};
-use crate::model::{AccessPolicy, Category, DataPolicy, Entry, RetentionPolicy, Scope, SharePolicy};
+use crate::error::{storage, ErrorCode, MemoryError, Result};
+use crate::layout::Layout;
+use crate::model::{Category, DataPolicy};
 use crate::quota::DEFAULT_QUOTA;
 use crate::time::{CallTime, MS_PER_DAY};
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
-use std::time::Duration;
 
-/// The schema version this package creates and reads; version 1 is migrated on open (`migrate`).
-pub const SCHEMA_VERSION: i64 = 2;
-const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// A commit that leaves the WAL with this many frames checkpoints it, as SQLite's automatic
 /// checkpoint (off here: every checkpoint is bracketed by the lineage stamp) would.
 const CHECKPOINT_FRAMES: u32 = 1000;
 
-macro_rules! entries_indexes {
-    () => {
-        "
-CREATE INDEX entries_by_category ON entries (category, updated_at, seq);
-CREATE INDEX entries_by_expiry ON entries (expires_at) WHERE expires_at IS NOT NULL;
-"
-    };
-}
-
-// The tables of version 1: entries in a rowid table with its key index. A `WITHOUT ROWID` table
-// keyed by `key` would save the key index, but it keeps whole rows in its B-tree cells, so every
-// key comparison of a lookup reads a row that spills to overflow pages whole (rows over ~1 KB: a
-// read of a 2 KB value cost twice as long, of a 100 KB value 3.5 times). Recency order over all
-// categories is served by merging the per-category runs of `entries_by_category` (see
-// `memory::run_query`), so an update touches one recency index, not two; entries that never
-// expire are not in the expiry index at all.
-pub(crate) const SCHEMA: &str = concat!(
-    "
-CREATE TABLE agent (
-  id INTEGER PRIMARY KEY CHECK (id = 1),
-  agent_id TEXT NOT NULL,
-  quota INTEGER NOT NULL,
-  anonymization_supported INTEGER NOT NULL,
-  max_retention_days INTEGER,
-  used_bytes INTEGER NOT NULL,
-  last_seq INTEGER NOT NULL
-);
-CREATE TABLE entries (
-  key BLOB NOT NULL UNIQUE,          -- UTF-8 bytes: BLOB order is byte order, for prefix ranges
-  entry_id TEXT NOT NULL,
-  category INTEGER NOT NULL,
-  value BLOB NOT NULL,
-  size INTEGER NOT NULL,
-  created_by TEXT NOT NULL,
-  creator_domain TEXT,
-  last_accessed_by TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL,
-  seq INTEGER NOT NULL,
-  read_scope INTEGER NOT NULL,
-  write_scope INTEGER NOT NULL,
-  share_policy INTEGER NOT NULL,
-  ret_set INTEGER NOT NULL,          -- 0: retentionPolicy null (follow the agent)
-  ret_days INTEGER,
-  ret_auto_delete INTEGER NOT NULL,
-  ret_anonymization INTEGER NOT NULL,
-  expires_at INTEGER                 -- derived: when R-RET-1/2 makes it expire; NULL never
-);",
-    entries_indexes!()
-);
-
-/// The indexes of the entries table: what a migration from version 1 builds.
-pub(crate) const ENTRIES_INDEXES: &str = entries_indexes!();
-
-/// The columns `StoredEntry::from_row` reads, in its order.
-macro_rules! entry_columns {
-    () => {
-        "key, entry_id, category, value, size, created_by, creator_domain, last_accessed_by, \
-         created_at, updated_at, seq, read_scope, write_scope, share_policy, ret_set, ret_days, ret_auto_delete, ret_anonymization"
-    };
-}
-pub const ENTRY_COLUMNS: &str = entry_columns!();
-
-pub(crate) const LOAD_SQL: &str = concat!("SELECT ", entry_columns!(), " FROM entries WHERE key = ?1");
-// `IS NOT NULL` lets the partial expiry index answer it (without it, SQLite reads every row).
-pub(crate) const NEXT_EXPIRY_SQL: &str = "SELECT MIN(expires_at) FROM entries WHERE expires_at IS NOT NULL";
-pub(crate) const EXPIRED_SQL: &str = "SELECT key, category, size FROM entries WHERE expires_at <= ?1 ORDER BY expires_at, seq";
-pub(crate) const DELETE_EXPIRED_SQL: &str = "DELETE FROM entries WHERE expires_at <= ?1";
-// The latest `updated_at`: one seek to the end of each category's run of `entries_by_category`.
-const LATEST_UPDATE_SQL: &str = "SELECT MAX(t) FROM (SELECT MAX(updated_at) AS t FROM entries WHERE category = 0 \
-     UNION ALL SELECT MAX(updated_at) FROM entries WHERE category = 1 \
-     UNION ALL SELECT MAX(updated_at) FROM entries WHERE category = 2 \
-     UNION ALL SELECT MAX(updated_at) FROM entries WHERE category = 3)";
-
-/// An entry with the facts only the store needs.
-#[derive(Debug, Clone)]
-pub struct StoredEntry {
-    pub entry: Entry,
-    pub size: u64,
-    pub seq: i64,
-    pub creator_domain: Option<String>,
-}
-
-impl StoredEntry {
-    pub fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEntry> {
-        let bad = |what: &str| rusqlite::Error::InvalidColumnName(format!("corrupt entry: {what}"));
-        let key: Vec<u8> = row.get(0)?;
-        let key = String::from_utf8(key).map_err(|_| bad("key"))?;
-        let retention = if row.get::<_, i64>(14)? != 0 {
-            Some(RetentionPolicy {
-                max_retention_days: row.get(15)?,
-                auto_delete_on_termination: row.get(16)?,
-                anonymization_supported: row.get(17)?,
-            })
-        } else {
-            None
-        };
-        Ok(StoredEntry {
-            entry: Entry {
-                key,
-                entry_id: row.get(1)?,
-                category: Category::from_i64(row.get(2)?).ok_or_else(|| bad("category"))?,
-                value: row.get(3)?,
-                created_by: row.get(5)?,
-                last_accessed_by: row.get(7)?,
-                created_at: row.get(8)?,
-                updated_at: row.get(9)?,
-                access_policy: AccessPolicy {
-                    read_scope: Scope::from_i64(row.get(11)?).ok_or_else(|| bad("readScope"))?,
-                    write_scope: Scope::from_i64(row.get(12)?).ok_or_else(|| bad("writeScope"))?,
-                    share_policy: SharePolicy::from_i64(row.get(13)?).ok_or_else(|| bad("sharePolicy"))?,
-                },
-                retention_policy: retention,
-            },
-            size: row.get::<_, i64>(4)? as u64,
-            seq: row.get(10)?,
-            creator_domain: row.get(6)?,
-        })
-    }
-
-    pub fn owner(&self) -> crate::access::Owner<'_> {
-        crate::access::Owner { created_by: &self.entry.created_by, creator_domain: self.creator_domain.as_deref() }
-    }
-}
-
-/// The agent row: quota, data policy and the running totals.
-#[derive(Debug, Clone, Copy)]
-pub struct AgentRow {
-    pub quota: u64,
-    pub policy: DataPolicy,
-    pub used: u64,
-    pub last_seq: i64,
-}
-
-/// When an entry expires (R-RET-1, R-RET-2), or `None` for never.
-pub fn expires_at(updated_at: i64, retention: Option<&RetentionPolicy>, policy: &DataPolicy) -> Option<i64> {
-    let days = match retention {
-        Some(r) => r.max_retention_days,
-        None => policy.max_retention_days,
-    };
-    days.map(|d| updated_at.saturating_add(d.saturating_mul(MS_PER_DAY)))
-}
 
 /// One agent's database, shared by every handle of this process (R-HOST-5).
 pub struct AgentStore {
@@ -294,7 +151,7 @@ impl AgentStore {
             IfMissing::Create => Some((DEFAULT_QUOTA, DataPolicy::default())),
             IfMissing::Skip => None,
         };
-        crate::integrity::refuse_untrusted_database_files(&path)?;
+        crate::storage::integrity::refuse_untrusted_database_files(&path)?;
         // The file first, then SQLite: `opened` checks that both are the same file.
         let Some(mut file) = open_database_file(&path, agent_id, limits)? else {
             return Ok(None); // deleted since the look above: Skip never creates one
@@ -605,7 +462,7 @@ impl OpenGuard<'_> {
     fn committed(&self) {
         let open = self.0.as_ref().expect("checked by AgentStore::conn");
         open.file.committed(open.conn());
-        if crate::integrity::wal_frames(open.conn()).is_some_and(|n| n >= CHECKPOINT_FRAMES) {
+        if crate::storage::integrity::wal_frames(open.conn()).is_some_and(|n| n >= CHECKPOINT_FRAMES) {
             checkpoint(&open.file, open.conn());
         }
     }
@@ -750,48 +607,6 @@ impl TimeFloor {
     }
 }
 
-pub fn read_agent(conn: &Connection) -> Result<AgentRow> {
-    conn.prepare_cached("SELECT quota, anonymization_supported, max_retention_days, used_bytes, last_seq FROM agent WHERE id = 1")?
-        .query_row([], |r| {
-            Ok(AgentRow {
-                quota: r.get::<_, i64>(0)? as u64,
-                policy: DataPolicy { anonymization_supported: r.get(1)?, max_retention_days: r.get(2)? },
-                used: r.get::<_, i64>(3)? as u64,
-                last_seq: r.get(4)?,
-            })
-        })
-        .optional()?
-        .ok_or_else(|| MemoryError::storage("the memory database has no agent row: it is damaged; restore it from a backup"))
-}
-
-/// SQLite's data version of the main database: it changes with every commit, of this
-/// connection or any other, as seen by the last transaction (`SQLITE_FCNTL_DATA_VERSION`).
-fn data_version(conn: &Connection) -> Result<u32> {
-    let mut version: u32 = 0;
-    let rc = unsafe {
-        rusqlite::ffi::sqlite3_file_control(
-            conn.handle(),
-            c"main".as_ptr(),
-            rusqlite::ffi::SQLITE_FCNTL_DATA_VERSION,
-            (&mut version as *mut u32).cast(),
-        )
-    };
-    if rc != rusqlite::ffi::SQLITE_OK {
-        return Err(MemoryError::storage(format!("cannot read the database's data version (SQLite error {rc})")));
-    }
-    Ok(version)
-}
-
-/// The earliest expiry in the store, if any entry can expire.
-fn next_expiry(conn: &Connection) -> Result<Option<i64>> {
-    Ok(conn.prepare_cached(NEXT_EXPIRY_SQL)?.query_row([], |r| r.get(0))?)
-}
-
-pub fn load_entry(conn: &Connection, key: &str) -> Result<Option<StoredEntry>> {
-    let mut stmt = conn.prepare_cached(LOAD_SQL)?;
-    Ok(stmt.query_row([key.as_bytes()], StoredEntry::from_row).optional()?)
-}
-
 /// A changing call in progress: the transaction, the audit lines it will write, and the agent
 /// row it will store.
 pub struct Tx<'c, 'b> {
@@ -920,235 +735,13 @@ impl Tx<'_, '_> {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Opening
-
-/// What every connection gets before its first statement: SQL stored in the database (a
-/// planted trigger, view or default) may not call functions with side effects, and the schema
-/// cannot be edited by writing to `sqlite_master` (SQLite's defensive mode).
-pub(crate) fn harden_connection(conn: &Connection) -> rusqlite::Result<()> {
-    use rusqlite::config::DbConfig;
-    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
-    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
-    conn.execute_batch("PRAGMA trusted_schema = OFF")
-}
-
-/// The schema this package creates, as `sqlite_master` holds it (type, name, table, SQL), read
-/// from a database built from `SCHEMA` itself: a schema change needs no second list.
-fn expected_schema() -> &'static [SchemaObject] {
-    static EXPECTED: OnceLock<Vec<SchemaObject>> = OnceLock::new();
-    EXPECTED.get_or_init(|| schema_of(SCHEMA))
-}
-
-/// What `sqlite_master` holds for a database built from `sql`.
-pub(crate) fn schema_of(sql: &str) -> Vec<SchemaObject> {
-    let conn = Connection::open_in_memory().expect("an in-memory database opens");
-    conn.execute_batch(sql).expect("a schema of this package is valid SQL");
-    schema_objects(&conn).expect("sqlite_master of an in-memory database reads")
-}
-
-pub(crate) type SchemaObject = (String, String, String, Option<String>);
-
-fn schema_objects(conn: &Connection) -> rusqlite::Result<Vec<SchemaObject>> {
-    let mut stmt = conn.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
-    rows.collect()
-}
-
-/// Refuses a database whose schema is not exactly `expected` (what this package creates, or
-/// created in the version the file says it is): a trigger, view, table or index added by anyone
-/// who could edit the file (or carried in by a restored backup) would run, or be read, inside
-/// this process.
-pub(crate) fn refuse_foreign_schema(conn: &Connection, path: &Path, expected: &[SchemaObject]) -> Result<()> {
-    let found = schema_objects(conn).map_err(|e| storage(path, format!("its schema cannot be read ({e}); the file was left as it is")))?;
-    if let Some((kind, name, table, _)) = found.iter().find(|o| !expected.contains(o)) {
-        return Err(storage(
-            path,
-            format!(
-                "holds a {kind} {name:?} (on {table:?}) that rotifer-memory did not create, or one it did create but changed; such SQL would run inside this process. The file was left as it is: restore the database from a backup, or remove the {kind} with the sqlite3 shell if you know where it came from"
-            ),
-        ));
-    }
-    if let Some((kind, name, _, _)) = expected.iter().find(|o| !found.contains(o)) {
-        return Err(storage(path, format!("lacks the {kind} {name:?} that rotifer-memory creates; it is damaged or not a memory database. The file was left as it is: restore it from a backup")));
-    }
-    Ok(())
-}
-
-fn configure_connection(conn: &Connection) -> Result<()> {
-    conn.busy_timeout(BUSY_TIMEOUT)?;
-    // Every checkpoint is this package's, bracketed by the lineage stamp (`checkpoint`).
-    conn.execute_batch("PRAGMA wal_autocheckpoint = 0")?;
-    conn.set_prepared_statement_cache_capacity(64);
-    // 16 MB of page cache, as better-sqlite3 sets: SQLite's default 2 MB misses on a few
-    // thousand entries already.
-    conn.execute_batch("PRAGMA cache_size = -16000")?;
-    Ok(())
-}
-
-/// Process-wide SQLite settings, made once before the first connection: memory statistics off,
-/// since they take a global mutex on every allocation and nothing here reads them.
-fn configure_sqlite() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| unsafe {
-        // Fails harmlessly (SQLITE_MISUSE) if SQLite was already initialised by someone else.
-        rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS, 0 as std::os::raw::c_int);
-    });
-}
-
-fn sqlite_flags() -> OpenFlags {
-    OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW
-}
-
-pub(crate) fn storage(path: &Path, what: impl std::fmt::Display) -> MemoryError {
-    MemoryError::storage(format!("memory database {}: {what}", path.display()))
-}
-
-/// Makes sure a complete database file is at `path` (building one if there is none) and opens
-/// the descriptor of it that the store keeps: anything that is not a database is refused
-/// through that descriptor, before SQLite could read a leftover WAL over it. No other
-/// descriptor of the file is opened (see `Slot`).
-/// With `limits` `None` (the deployer's reads), a missing database is `Ok(None)`, never built.
-fn open_database_file(path: &Path, agent_id: &str, limits: Option<(u64, DataPolicy)>) -> Result<Option<DbFile>> {
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => return Err(storage(path, "is a symlink; memory databases are never opened through links")),
-        Ok(m) if !m.is_file() => return Err(storage(path, "is not a regular file")),
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match limits {
-            Some(limits) => build_new_database(path, agent_id, limits)?,
-            None => return Ok(None),
-        },
-        Err(e) => return Err(storage(path, e)),
-    }
-    let file = DbFile::open(path)?;
-    file.check_database()?;
-    Ok(Some(file))
-}
-
-/// Opens the agent's database, which `open_database_file` made sure is there.
-fn open_connection(path: &Path) -> Result<Connection> {
-    configure_sqlite();
-    let conn = Connection::open_with_flags(path, sqlite_flags()).map_err(|e| storage(path, e))?;
-    if let Err(e) = check_connection(&conn, path) {
-        // A refused database is left as it is: closing must not checkpoint a WAL into it.
-        let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
-        return Err(e);
-    }
-    Ok(conn)
-}
-
-/// Hardens and configures a new connection, and refuses a database this package cannot use
-/// (another schema version, planted SQL, no agent row).
-fn check_connection(conn: &Connection, path: &Path) -> Result<()> {
-    harden_connection(conn).map_err(|e| storage(path, e))?;
-    // The file is named once: `storage` adds the path, so SQLite's own prefix goes.
-    let unprefixed = |e: MemoryError| storage(path, e.message.strip_prefix(crate::error::SQLITE_FAILED).unwrap_or(&e.message));
-    configure_connection(conn).map_err(unprefixed)?;
-    let checked = (|| -> rusqlite::Result<(i64, String)> {
-        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
-        conn.execute_batch("PRAGMA synchronous = NORMAL")?;
-        Ok((version, mode))
-    })();
-    let (version, mode) = checked.map_err(|e| storage(path, format!("{e}; the file was left as it is")))?;
-    let version = if version == 1 { crate::migrate::v1_to_v2(conn, path)? } else { version };
-    check_version(version, path)?;
-    refuse_foreign_schema(conn, path, expected_schema())?;
-    if !mode.eq_ignore_ascii_case("wal") {
-        conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)).map_err(|e| storage(path, e))?;
-    }
-    read_agent(conn).map_err(unprefixed)?;
-    Ok(())
-}
-
-/// Refuses a database of any schema version but `SCHEMA_VERSION`, saying what to do about it.
-fn check_version(version: i64, path: &Path) -> Result<()> {
-    match version {
-        SCHEMA_VERSION => Ok(()),
-        v if v > SCHEMA_VERSION => Err(storage(
-            path,
-            format!(
-                "has schema version {v}, written by a newer rotifer-memory; this version of the package reads schema version {SCHEMA_VERSION} (and migrates version 1). The file was left as it is: upgrade @rotifer/playground to open it"
-            ),
-        )),
-        v => Err(storage(
-            path,
-            format!("has schema version {v}, which no rotifer-memory wrote (it reads version {SCHEMA_VERSION} and migrates version 1); it is damaged or not a memory database. The file was left as it is"),
-        )),
-    }
-}
-
-/// Builds a complete database under a temporary name, then links it into place: if another
-/// process won the race, its database is used and ours is dropped. `limits` are the quota and
-/// data policy it starts with.
-fn build_new_database(path: &Path, agent_id: &str, (quota, policy): (u64, DataPolicy)) -> Result<()> {
-    let wal = PathBuf::from(format!("{}-wal", path.display()));
-    if std::fs::symlink_metadata(&wal).is_ok() {
-        return Err(storage(
-            path,
-            "is missing but its -wal file is there: the database was removed by hand. Nothing was created; restore the database or remove the -wal and -shm files",
-        ));
-    }
-    let tmp = PathBuf::from(format!("{}.init-{}", path.display(), unique_suffix()));
-    let result = (|| -> Result<()> {
-        drop(create_private_file(&tmp).map_err(|e| storage(&tmp, e))?);
-        let conn = Connection::open_with_flags(&tmp, sqlite_flags()).map_err(|e| storage(&tmp, e))?;
-        let built = (|| -> rusqlite::Result<()> {
-            harden_connection(&conn)?;
-            conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))?;
-            conn.execute_batch(&format!("BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"))?;
-            conn.execute(
-                "INSERT INTO agent (id, agent_id, quota, anonymization_supported, max_retention_days, used_bytes, last_seq) VALUES (1, ?1, ?2, ?3, ?4, 0, 0)",
-                params![agent_id, quota as i64, policy.anonymization_supported, policy.max_retention_days],
-            )?;
-            Ok(())
-        })();
-        built.map_err(|e| storage(&tmp, e))?;
-        conn.close().map_err(|(_, e)| storage(&tmp, e))?;
-        match move_into_place(&tmp, path) {
-            Ok(()) => Lineage::lock(path)?.stamp_now(),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-            Err(e) => Err(storage(path, e)),
-        }
-    })();
-    let _ = std::fs::remove_file(&tmp);
-    for suffix in ["-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", tmp.display()));
-    }
-    result
-}
-
-/// Renames `tmp` to `path` unless `path` exists, in one step: the database never has two names,
-/// which an opener would refuse as a hard link. Where the file system cannot (no
-/// `RENAME_NOREPLACE`), links then unlinks.
-pub(crate) fn move_into_place(tmp: &Path, path: &Path) -> std::io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
-    let (from, to) = (c(tmp)?, c(path)?);
-    let rc = unsafe { libc::renameat2(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::RENAME_NOREPLACE) };
-    if rc == 0 {
-        return Ok(());
-    }
-    let e = std::io::Error::last_os_error();
-    match e.raw_os_error() {
-        Some(libc::EINVAL) | Some(libc::ENOSYS) => std::fs::hard_link(tmp, path),
-        _ => Err(e),
-    }
-}
-
-/// A name part no other process or call of this one uses at the same time.
-pub fn unique_suffix() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    format!("{}-{:x}-{:x}", std::process::id(), nanos, COUNTER.fetch_add(1, Ordering::Relaxed))
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     //! The fast paths against a commit that lands between their two statements (R-RET-4).
 
     use super::*;
+    use crate::storage::opening::BUSY_TIMEOUT;
+    use crate::storage::schema::expected_schema;
     use crate::{list_agent_memory, Arg, GeneMemory, GeneOptions};
     use std::cell::RefCell;
 

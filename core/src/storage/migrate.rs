@@ -2,7 +2,8 @@
 //! is opened, in one transaction, so that a crash or an error leaves it a complete version 1.
 
 use crate::error::Result;
-use crate::store::{refuse_foreign_schema, schema_of, storage, SchemaObject, ENTRIES_INDEXES};
+use super::schema::{refuse_foreign_schema, schema_of, SchemaObject, ENTRIES_INDEXES};
+use crate::error::storage;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 use std::path::Path;
 use std::sync::OnceLock;
@@ -87,8 +88,8 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::layout::Layout;
-    use crate::store::tests::TempRoot;
-    use crate::store::{AgentStore, IfMissing};
+    use crate::storage::store::tests::TempRoot;
+    use crate::storage::store::{AgentStore, IfMissing};
     use std::cell::Cell;
     use std::path::PathBuf;
     use std::sync::Mutex;
