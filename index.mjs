@@ -22,6 +22,7 @@ export const {
   inspectAgentMemory,
   nativeBindingLoaded,
   parseMemoryQuota,
+  readAgentAuditLog,
 } = api
 
 export default api

@@ -2,7 +2,7 @@
 //!
 //! One module per concern: `model` (entries and validation), `access` (who may do what),
 //! `quota` (quota text), `store` (SQLite), `integrity` (is the database file still the one
-//! opened?), `audit` (audit and telemetry lines), `layout` (files and folders), `memory` (the
+//! opened?), `audit` (audit and telemetry lines), `audit_log` (the log's files, rotation settings and commit judgement), `layout` (files and folders), `memory` (the
 //! calls), `inspect` (the deployer's read-only views), `bundle` (export and import, R-MIG),
 //! `wasm` (the host-call JSON protocol).
 //! Front ends hand in `Arg`s, so JS and WASM callers share one validation.
@@ -10,6 +10,7 @@
 pub mod access;
 pub mod arg;
 pub mod audit;
+pub mod audit_log;
 pub mod bundle;
 pub mod error;
 pub mod inspect;
