@@ -348,7 +348,7 @@ impl Layout {
     pub fn ensure_reserve(&self) {
         use std::os::fd::AsRawFd;
         let path = self.reserve_path();
-        if fs::symlink_metadata(&path).is_ok() {
+        if RESERVE_IN_USE.with(|r| r.get()) || fs::symlink_metadata(&path).is_ok() {
             return;
         }
         let tmp = self.rotifer_dir().join(format!("{RESERVE_NAME}.{}", crate::store::unique_suffix()));
@@ -363,9 +363,28 @@ impl Layout {
         let _ = fs::remove_file(&tmp);
     }
 
-    /// Frees the reserve for a deployer's delete on a full disk; whether there was one.
-    pub fn free_reserve(&self) -> bool {
-        fs::remove_file(self.reserve_path()).is_ok()
+    /// Gives the reserve up for a deployer's delete, until the returned guard is dropped: then
+    /// it is made again (if there is room). Meanwhile this thread does not make it again when
+    /// it (re)opens the log.
+    pub fn use_reserve(&self) -> ReserveInUse<'_> {
+        RESERVE_IN_USE.with(|r| r.set(true));
+        let _ = fs::remove_file(self.reserve_path());
+        ReserveInUse(self)
+    }
+}
+
+thread_local! {
+    /// This thread runs a deployer's delete on the reserve's room (`Layout::use_reserve`).
+    static RESERVE_IN_USE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The reserve given up for a call; made again on drop.
+pub struct ReserveInUse<'a>(&'a Layout);
+
+impl Drop for ReserveInUse<'_> {
+    fn drop(&mut self) {
+        RESERVE_IN_USE.with(|r| r.set(false));
+        self.0.ensure_reserve();
     }
 }
 
@@ -543,4 +562,27 @@ pub fn create_private_file(path: &Path) -> std::io::Result<File> {
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn r_aud_2_a_full_disk_says_so_with_the_path() {
+        let p = Path::new("/p/.rotifer/audit.jsonl");
+        let e = write_failed(p, std::io::Error::from_raw_os_error(libc::ENOSPC));
+        assert!(e.message.contains("/p/.rotifer/audit.jsonl") && e.message.contains(DISK_FULL), "{}", e.message);
+        assert!(!e.message.contains("make it a writable regular file"), "{}", e.message);
+        assert!(crate::error::is_disk_full(&e));
+        assert!(!crate::error::is_disk_full(&write_failed(p, std::io::Error::from_raw_os_error(libc::EIO))));
+    }
+
+    #[test]
+    fn r_aud_7_rotated_names() {
+        let p = Path::new("/p/.rotifer/audit.jsonl");
+        assert_eq!(rotated_path(p, 0), p);
+        assert_eq!(rotated_path(p, 3), Path::new("/p/.rotifer/audit.3.jsonl"));
+        assert_eq!(lock_path(p), Path::new("/p/.rotifer/audit.lock"));
+    }
 }
