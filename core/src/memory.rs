@@ -725,14 +725,13 @@ pub fn delete_agent_memory_matching(
         tx.set_used(tx.agent.used.saturating_sub(freed));
         Ok(doomed.len() as u64)
     };
+    // A full disk must not keep the deployer from freeing memory, and the lines still go first
+    // (R-AUD-2): on a full disk the audit reserve is given up for them and the commit's WAL
+    // frames, and made again after (once there is room).
     match store.write(&now, delete) {
-        // A full disk must not keep the deployer from freeing memory, and the lines still go
-        // first (R-AUD-2): the audit reserve is given up for them and the commit, then made
-        // again once there is room.
-        Err(e) if crate::error::is_disk_full(&e) && store.layout.free_reserve() => {
-            let retried = store.write(&now, delete);
-            store.layout.ensure_reserve();
-            retried
+        Err(e) if crate::error::is_disk_full(&e) => {
+            let _reserve = store.layout.use_reserve();
+            store.write(&now, delete)
         }
         other => other,
     }
