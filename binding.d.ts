@@ -108,6 +108,14 @@ export declare function memoryErrorCodes(): Array<string>
 /** `parseMemoryQuota(text)`: bytes (R-QUO-2). */
 export declare function parseMemoryQuota(text: JsAny): number
 
+/**
+ * `readAgentAuditLog({ agentId, root? })`: the agent's audit lines in every log file, oldest
+ * first, each with `"committed"` (R-AUD-6, R-AUD-7), as JSON text
+ * `{"lines":[…],"skipped":N,"lastSeq":N|null}`: the lines go over as written, with the one
+ * field added. The judgement is the core's (`audit_log::read_agent_log`).
+ */
+export declare function readAgentAuditLog(options: JsAny): string
+
 /** `read(handle, key, category, now?)`: `readMemory`, with `makeEntry` bound (see `read.rs`). */
 export declare function readFunction(makeEntry: JsAny): JsOut
 

@@ -851,5 +851,6 @@ module.exports.inspectAgentMemory = nativeBinding.inspectAgentMemory
 module.exports.listAgentMemory = nativeBinding.listAgentMemory
 module.exports.memoryErrorCodes = nativeBinding.memoryErrorCodes
 module.exports.parseMemoryQuota = nativeBinding.parseMemoryQuota
+module.exports.readAgentAuditLog = nativeBinding.readAgentAuditLog
 module.exports.readFunction = nativeBinding.readFunction
 module.exports.restoreAgentMemory = nativeBinding.restoreAgentMemory

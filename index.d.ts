@@ -332,6 +332,20 @@ export declare function restoreAgentMemory(options: { agentId: string; root?: st
   used: number
 }
 
+/**
+ * The agent's lines of the audit log (`audit.jsonl` and its rotated files `audit.<n>.jsonl`,
+ * oldest first), each as written plus `committed` (R-AUD-6): whether the change it records
+ * committed. A change line of the agent with `tx` S committed iff S <= the agent's `last_seq` and
+ * no later line of the agent has `tx` S and `txLine` 1 (a later attempt at S); lines without `tx`
+ * (refusals) count as committed; an agent without a database is judged by its lines alone.
+ * `skipped`: lines of the files that are not whole audit lines; `lastSeq`: null without a database.
+ */
+export declare function readAgentAuditLog(options: { agentId: string; root?: string }): {
+  lines: Array<{ ts: string; agentId: string; action: string; tx?: number; txLine?: number; committed: boolean; [field: string]: unknown }>
+  skipped: number
+  lastSeq: number | null
+}
+
 /** An ephemeral memory for tests: empty, shared by all handles, deleted on `dispose()` or exit. */
 export interface TestMemory {
   /** The memory of the test gene (`geneId`, default `TEST_GENE_ID`). */

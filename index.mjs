@@ -23,6 +23,7 @@ export const {
   inspectAgentMemory,
   nativeBindingLoaded,
   parseMemoryQuota,
+  readAgentAuditLog,
   restoreAgentMemory,
 } = api
 

@@ -75,6 +75,7 @@ function create(native) {
       importAgentMemory: fail,
       backupAgentMemory: fail,
       restoreAgentMemory: fail,
+      readAgentAuditLog: fail,
       TEST_GENE_ID,
     }
   }
@@ -175,6 +176,8 @@ function create(native) {
   const inspectAgentMemory = (options) => call(() => native.inspectAgentMemory(options, clockOf(options)?.()))
   const getAgentMemory = (options) => call(() => native.getAgentMemory(options, clockOf(options)?.(), makeEntry))
   const exportAgentMemory = (options) => call(() => native.exportAgentMemory(options, clockOf(options)?.()))
+  // R-AUD-6/7: every audit file, oldest first, each line judged committed or not by the core.
+  const readAgentAuditLog = (options) => call(() => JSON.parse(native.readAgentAuditLog(options)))
   // The bundle goes over on its own, so that a large one is copied once and never as an option.
   const importAgentMemory = (options) => call(() => {
     const isObject = options !== null && typeof options === 'object'
@@ -246,6 +249,7 @@ function create(native) {
     importAgentMemory,
     backupAgentMemory,
     restoreAgentMemory,
+    readAgentAuditLog,
     createMemoryImports: memoryImportsFor(native, clockOf),
     TEST_GENE_ID,
   }

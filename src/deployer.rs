@@ -127,3 +127,27 @@ pub fn import_agent_memory(env: Env, options: JsAny, bundle_value: JsAny, now: J
         ])?))
     })
 }
+
+/// `readAgentAuditLog({ agentId, root? })`: the agent's audit lines in every log file, oldest
+/// first, each with `"committed"` (R-AUD-6, R-AUD-7), as JSON text
+/// `{"lines":[…],"skipped":N,"lastSeq":N|null}`: the lines go over as written, with the one
+/// field added. The judgement is the core's (`audit_log::read_agent_log`).
+#[napi]
+pub fn read_agent_audit_log(options: JsAny) -> Result<String, String> {
+    guard(|| {
+        let arg = options.to_arg()?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root"])?;
+        let log = rotifer_memory_core::audit_log::read_agent_log(&o.layout, &o.agent_id)?;
+        let mut out = String::with_capacity(log.lines.iter().map(|l| l.len() + 1).sum::<usize>() + 64);
+        out.push_str("{\"lines\":[");
+        for (i, line) in log.lines.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(line);
+        }
+        let last_seq = log.last_seq.map_or("null".to_string(), |s| s.to_string());
+        out.push_str(&format!("],\"skipped\":{},\"lastSeq\":{last_seq}}}", log.skipped));
+        Ok(out)
+    })
+}

@@ -249,14 +249,15 @@ class Model {
   }
 
   line(now, agentId, action, actor, key, category, size, extra = {}) {
-    // R-AUD-6: a change's line names its transaction: the sequence number it commits.
+    // R-AUD-6: a change's line names its transaction: the sequence number it commits, and its
+    // place among the attempt's change lines (txLine 1 begins an attempt).
     const change = !['access_denied', 'quota_reject'].includes(action)
     if (change) this.tx.changed = true
     this.audit.push({
       ts: iso(now),
       agentId,
       action: 'memory.' + action,
-      ...(change ? { tx: this.tx.seq } : {}),
+      ...(change ? { tx: this.tx.seq, txLine: ++this.tx.lines } : {}),
       actor,
       key,
       entryId: key === null ? null : entryId(agentId, key),
@@ -314,7 +315,7 @@ class Model {
     // recorded a change, moved the sequence number to at least its own (R-AUD-6).
     const last = this.tx
     if (last && last.changed && last.a.lastSeq < last.seq) last.a.lastSeq = last.seq
-    this.tx = { a, seq: a.lastSeq + 1, changed: false }
+    this.tx = { a, seq: a.lastSeq + 1, changed: false, lines: 0 }
     const expired = [...a.entries.values()]
       .map((e) => ({ e, at: Model.expiresAt(e, a.policy) }))
       .filter(({ at }) => at !== null && at <= now)

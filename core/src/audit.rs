@@ -68,6 +68,10 @@ struct Line<'a> {
     /// by that number (`audit_log::committed`); refusals, which change nothing, have none.
     #[serde(skip_serializing_if = "Option::is_none")]
     tx: Option<i64>,
+    /// The line's place among the change lines of its attempt, from 1: a `txLine` 1 begins an
+    /// attempt, so a retry at the same `tx` after a failed commit is told apart (R-AUD-6).
+    #[serde(rename = "txLine", skip_serializing_if = "Option::is_none")]
+    tx_line: Option<u32>,
     actor: Option<&'a str>,
     key: Option<&'a str>,
     #[serde(rename = "entryId")]
@@ -124,8 +128,8 @@ pub struct AuditBatch<'a> {
     look: Look,
     /// The transaction the changes recorded belong to (R-AUD-6), inside a changing call.
     tx: Option<i64>,
-    /// Whether a change (not only refusals) was recorded.
-    changes: bool,
+    /// How many change lines were recorded (each line's `txLine`).
+    change_lines: u32,
 }
 
 /// The subject of a line: the entry's key, category and size, where known.
@@ -138,7 +142,7 @@ pub struct Subject<'a> {
 
 impl<'a> AuditBatch<'a> {
     pub fn new(agent_id: &'a str, now: i64) -> Self {
-        AuditBatch { agent_id, now, lines: Vec::new(), events: Vec::new(), denials: None, look: Look::Now, tx: None, changes: false }
+        AuditBatch { agent_id, now, lines: Vec::new(), events: Vec::new(), denials: None, look: Look::Now, tx: None, change_lines: 0 }
     }
 
     /// The changes recorded from now on belong to transaction `tx` (R-AUD-6).
@@ -150,7 +154,13 @@ impl<'a> AuditBatch<'a> {
     /// Whether a change was recorded: its transaction must move the agent's sequence number to
     /// at least its `tx`, so that a reader can tell it committed.
     pub fn has_changes(&self) -> bool {
-        self.changes
+        self.change_lines > 0
+    }
+
+    /// A change line's `txLine`: its place among the attempt's change lines.
+    fn next_tx_line(&mut self) -> Option<u32> {
+        self.change_lines += 1;
+        Some(self.change_lines)
     }
 
     /// For a changing call, which looked at the kernel's change reports itself a moment ago:
@@ -189,7 +199,7 @@ impl<'a> AuditBatch<'a> {
         let mut line = make_line(self.agent_id, self.now, Action::Restore, actor, Subject { size, ..Subject::default() }, None, None);
         line.reason = Some(reason);
         line.tx = Some(tx);
-        self.changes = true;
+        line.tx_line = self.next_tx_line();
         write_json_line(&mut self.lines, &line);
     }
 
@@ -287,7 +297,7 @@ impl<'a> AuditBatch<'a> {
         let mut line = make_line(self.agent_id, self.now, action, actor, s, denial, quota);
         if action.is_change() {
             line.tx = self.tx;
-            self.changes = true;
+            line.tx_line = self.next_tx_line();
         }
         write_json_line(&mut self.lines, &line);
     }
@@ -306,8 +316,14 @@ impl<'a> AuditBatch<'a> {
         if self.lines.is_empty() {
             return Ok(());
         }
-        append_lines(&layout.audit_path(), &self.lines, self.look, &|| layout.ensure_log_dir())
-            .map_err(|e| MemoryError::storage(format!("the audit log could not be written: {}; nothing was changed", e.message)))?;
+        let failed = |e: MemoryError| MemoryError::storage(format!("the audit log could not be written: {}; nothing was changed", e.message));
+        let rotation = crate::audit_log::rotation(layout).map_err(failed)?;
+        let prepare = || {
+            layout.ensure_log_dir()?;
+            layout.ensure_reserve(); // when the log is (re)opened: rarely, and best effort
+            Ok(())
+        };
+        append_lines(&layout.audit_path(), &self.lines, self.look, &prepare, Some(rotation)).map_err(failed)?;
         self.lines.clear();
         Ok(())
     }
@@ -315,7 +331,9 @@ impl<'a> AuditBatch<'a> {
     /// Writes the telemetry events. Best effort: telemetry never fails a call.
     pub fn flush_telemetry(&mut self, layout: &Layout) {
         if !self.events.is_empty() {
-            let _ = append_lines(&layout.telemetry_path(), &self.events, self.look, &|| layout.ensure_log_dir());
+            // Rotated as the audit log is, with its settings (R-AUD-7).
+            let rotation = crate::audit_log::rotation(layout).ok();
+            let _ = append_lines(&layout.telemetry_path(), &self.events, self.look, &|| layout.ensure_log_dir(), rotation);
             self.events.clear();
         }
     }
@@ -328,6 +346,7 @@ fn make_line<'l>(agent_id: &'l str, now: i64, action: Action, actor: Actor<'l>, 
         agent_id,
         action: action.as_str(),
         tx: None,
+        tx_line: None,
         actor: match actor {
             Actor::Gene(id) => Some(id),
             Actor::Deployer => Some("deployer"),
@@ -520,21 +539,9 @@ pub(crate) fn escape_line_separators(out: &mut Vec<u8>, start: usize) {
     out.extend_from_slice(escaped.as_bytes());
 }
 
-/// The highest transaction number the audit log names for `agent_id` (R-AUD-6), if any: what a
-/// restore must number past. Reads the whole log, which only a restore does.
+/// The highest transaction number the audit log (rotated files too) names for `agent_id`.
 pub fn latest_tx(layout: &Layout, agent_id: &str) -> Option<i64> {
-    #[derive(serde::Deserialize)]
-    struct Tx<'a> {
-        #[serde(rename = "agentId", borrow)]
-        agent_id: Option<std::borrow::Cow<'a, str>>,
-        tx: Option<i64>,
-    }
-    let text = std::fs::read(layout.audit_path()).ok()?;
-    text.split(|b| *b == b'\n')
-        .filter_map(|line| serde_json::from_slice::<Tx<'_>>(line).ok())
-        .filter(|l| l.agent_id.as_deref() == Some(agent_id))
-        .filter_map(|l| l.tx)
-        .max()
+    crate::audit_log::latest_tx(layout, agent_id)
 }
 
 /// R-AUD-4: off when `ROTIFER_TELEMETRY` is `0`, `false` or `off`, or `DO_NOT_TRACK` is set to

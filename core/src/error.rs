@@ -88,9 +88,21 @@ impl std::error::Error for MemoryError {}
 /// How a SQLite failure's message starts.
 pub const SQLITE_FAILED: &str = "memory database failed: ";
 
+/// What the message of every failure for lack of disk space says (the audit log's, SQLite's):
+/// `is_disk_full` looks for it.
+pub const DISK_FULL: &str = "the disk is full";
+
+/// Whether `e` failed for lack of disk space.
+pub fn is_disk_full(e: &MemoryError) -> bool {
+    e.code == ErrorCode::StorageError && e.message.contains(DISK_FULL)
+}
+
 impl From<rusqlite::Error> for MemoryError {
     fn from(e: rusqlite::Error) -> Self {
         let damaged = matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase));
+        if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
+            return MemoryError::storage(format!("{SQLITE_FAILED}{DISK_FULL} ({e}): nothing was changed; free space on the file system of .rotifer/memory"));
+        }
         MemoryError { damaged, ..MemoryError::storage(format!("{SQLITE_FAILED}{e}")) }
     }
 }

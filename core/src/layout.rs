@@ -3,7 +3,7 @@
 //! it is ours: owned by this process's user, writable by nobody else, and (files) with no other
 //! name, as OpenSSH's StrictModes does. One `refuse_…` function per check.
 
-use crate::error::{MemoryError, Result};
+use crate::error::{MemoryError, Result, DISK_FULL};
 use crate::storage::watch::{Look, PathWatch};
 use std::collections::HashMap;
 use std::fs::{self, DirBuilder, File, Metadata, OpenOptions};
@@ -197,37 +197,202 @@ pub fn refuse_hard_linked(path: &Path, meta: &Metadata) -> Result<()> {
 /// on every append, through the open descriptor (`fstat`): a log made writable by others is
 /// refused from the next append on. Where nothing can be watched, the file is opened for each
 /// append.
-pub fn append_lines(path: &Path, bytes: &[u8], look: Look, prepare: &dyn Fn() -> Result<()>) -> Result<()> {
+///
+/// Rotation (R-AUD-7, `rotation`): an append that leaves the file at `max_size` bytes or more
+/// renames it to `<name>.1.jsonl` (and `.1` to `.2` …, the one past `keep` dropped). Every append
+/// holds a shared `flock` on the log's lock file (`<name>.lock`) from the check that its
+/// descriptor is still the file at the path to the end of its `write`, and a rotation holds it
+/// exclusively: no line goes into a file renamed or dropped under it, in any process, and a
+/// writer holding a renamed file opens the new one first.
+pub fn append_lines(path: &Path, bytes: &[u8], look: Look, prepare: &dyn Fn() -> Result<()>, rotation: Option<Rotation>) -> Result<()> {
     let mut log = open_logs().get_or_open(path, look, prepare)?;
     for reopened in [false, true] {
         // One append at a time in this process: none sees another's half-done write, also not
         // one through an older descriptor of the same log (replaced while its writer still
         // held it). An append is one `write`; logs of other roots wait that long at most.
-        let _appending = APPENDING.lock().unwrap_or_else(|e| e.into_inner());
+        let appending = APPENDING.lock().unwrap_or_else(|e| e.into_inner());
+        let shared = log.lock.hold(libc::LOCK_SH).map_err(|e| append_failed(&lock_path(path), e))?;
         let meta = log.file.metadata().map_err(|e| append_failed(path, e))?;
-        if meta.nlink() == 0 {
+        if meta.nlink() == 0 || !names_it(path, &meta) {
             if reopened {
-                break; // deleted again as it was opened: no line goes into a file with no name
+                break; // moved or deleted again as it was opened: no line goes into a file with no name
             }
-            // Deleted with no report from its folder (it has no name left): a new one.
-            drop(_appending);
+            // Rotated by another process, or moved or deleted with no report yet from its
+            // folder: the file now at the path.
+            drop((shared, appending));
             open_logs().forget(path, &log);
             log = open_logs().get_or_open(path, Look::Now, prepare)?;
             continue;
         }
         refuse_untrusted_file(path, &meta)?;
-        return log.append(path, &meta, bytes);
+        let end = log.append(path, &meta, bytes)?;
+        drop(shared);
+        if let Some(r) = rotation.filter(|r| end >= r.max_size) {
+            // Best effort: the lines are written, and the next append past the size tries again.
+            let _ = log.rotate(path, r);
+        }
+        return Ok(());
     }
-    Err(append_failed(path, "it was deleted as it was opened"))
+    Err(append_failed(path, "it was moved or deleted as it was opened"))
+}
+
+/// Whether `path` (not followed if a link) names the file `meta` describes.
+fn names_it(path: &Path, meta: &Metadata) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| m.ino() == meta.ino() && m.dev() == meta.dev())
 }
 
 fn append_failed(path: &Path, e: impl std::fmt::Display) -> MemoryError {
     MemoryError::storage(format!("cannot append to {} ({e}); make it a writable regular file", path.display()))
 }
 
+/// `append_failed` for an I/O error: a full disk says so, and what to do.
+fn write_failed(path: &Path, e: std::io::Error) -> MemoryError {
+    if matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT)) {
+        return MemoryError::storage(format!(
+            "cannot append to {}: {DISK_FULL} ({e}); free space on its file system. A deployer's delete (`rotifer agent memory delete`) can still run: it uses the audit reserve ({})",
+            path.display(),
+            path.with_file_name(RESERVE_NAME).display()
+        ));
+    }
+    append_failed(path, e)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rotation (R-AUD-7)
+
+/// How a log rotates: past `max_size` bytes it is renamed, and `keep` renamed files are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rotation {
+    pub max_size: u64,
+    pub keep: u32,
+}
+
+/// `audit.jsonl` → `audit.<n>.jsonl` (`n` ≥ 1; `n` = 0 is the log itself).
+pub fn rotated_path(path: &Path, n: u32) -> PathBuf {
+    if n == 0 {
+        return path.to_path_buf();
+    }
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!("{stem}.{n}.jsonl"))
+}
+
+/// The lock file that serialises rotation with appends: `audit.jsonl` → `audit.lock`.
+pub fn lock_path(path: &Path) -> PathBuf {
+    path.with_extension("lock")
+}
+
+/// A log's lock file, kept open with its log.
+pub(crate) struct LogLock(File);
+
+/// A `flock` held on a `LogLock`, released on drop.
+pub(crate) struct Held<'a>(&'a File);
+
+impl LogLock {
+    /// Opens (creating it 0600) the lock file of the log at `path`; refuses one not ours.
+    pub(crate) fn open(path: &Path) -> Result<LogLock> {
+        let lock = lock_path(path);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(&lock)
+            .map_err(|e| append_failed(&lock, e))?;
+        let meta = file.metadata().map_err(|e| append_failed(&lock, e))?;
+        if !meta.is_file() {
+            return Err(append_failed(&lock, "not a regular file"));
+        }
+        refuse_untrusted_file(&lock, &meta)?;
+        Ok(LogLock(file))
+    }
+
+    /// Waits for the lock, shared (`LOCK_SH`) or exclusive (`LOCK_EX`).
+    pub(crate) fn hold(&self, how: libc::c_int) -> std::io::Result<Held<'_>> {
+        use std::os::fd::AsRawFd;
+        loop {
+            if unsafe { libc::flock(self.0.as_raw_fd(), how) } == 0 {
+                return Ok(Held(&self.0));
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The audit reserve (R-AUD-2 on a full disk)
+
+/// The reserve's file name, beside the audit log.
+pub const RESERVE_NAME: &str = "audit.reserve";
+/// How much the reserve holds: room for a deployer's delete's audit lines and the WAL frames of
+/// its commit (a key delete needs some 40 KB; a category delete of a few hundred entries, 1 MB).
+pub const RESERVE_BYTES: u64 = 1024 * 1024;
+
+impl Layout {
+    pub fn reserve_path(&self) -> PathBuf {
+        self.rotifer_dir().join(RESERVE_NAME)
+    }
+
+    /// Makes the reserve if it is not there: `RESERVE_BYTES` allocated (`posix_fallocate`), so
+    /// that freeing it gives that much room back. Best effort: on a full disk it is made later.
+    pub fn ensure_reserve(&self) {
+        use std::os::fd::AsRawFd;
+        let path = self.reserve_path();
+        if RESERVE_IN_USE.with(|r| r.get()) || fs::symlink_metadata(&path).is_ok() {
+            return;
+        }
+        let tmp = self.rotifer_dir().join(format!("{RESERVE_NAME}.{}", crate::storage::store::unique_suffix()));
+        let Ok(file) = create_private_file(&tmp) else { return };
+        let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, RESERVE_BYTES as libc::off_t) };
+        drop(file);
+        // Linked into place only whole: a reserve that exists always holds all its bytes.
+        if rc != 0 || fs::hard_link(&tmp, &path).is_err() {
+            let _ = fs::remove_file(&tmp);
+            return;
+        }
+        let _ = fs::remove_file(&tmp);
+    }
+
+    /// Gives the reserve up for a deployer's delete, until the returned guard is dropped: then
+    /// it is made again (if there is room). Meanwhile this thread does not make it again when
+    /// it (re)opens the log.
+    pub fn use_reserve(&self) -> ReserveInUse<'_> {
+        RESERVE_IN_USE.with(|r| r.set(true));
+        let _ = fs::remove_file(self.reserve_path());
+        ReserveInUse(self)
+    }
+}
+
+thread_local! {
+    /// This thread runs a deployer's delete on the reserve's room (`Layout::use_reserve`).
+    static RESERVE_IN_USE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The reserve given up for a call; made again on drop.
+pub struct ReserveInUse<'a>(&'a Layout);
+
+impl Drop for ReserveInUse<'_> {
+    fn drop(&mut self) {
+        RESERVE_IN_USE.with(|r| r.set(false));
+        self.0.ensure_reserve();
+    }
+}
+
 /// A log file opened for appending, and what tells whether its path still names it.
 struct OpenLog {
     file: File,
+    /// The lock file of the log (`append_lines`: rotation).
+    lock: LogLock,
     /// `None` where the path cannot be watched: the log is then not kept.
     watch: Option<PathWatch>,
     /// The file's size after this process's last whole append, `u64::MAX` if unknown: at that
@@ -255,7 +420,8 @@ impl OpenLog {
             return Err(append_failed(path, "not a regular file"));
         }
         let watch = watch.and_then(|w| w.file(path));
-        Ok(Arc::new(OpenLog { file, watch, end: AtomicU64::new(u64::MAX) }))
+        let lock = LogLock::open(path)?;
+        Ok(Arc::new(OpenLog { file, lock, watch, end: AtomicU64::new(u64::MAX) }))
     }
 
     /// Whether the file ends with a partial line (an earlier append that failed part-way), to
@@ -283,8 +449,9 @@ impl OpenLog {
 
     /// One `write` of the lines (O_APPEND: never interleaved with another writer's), after a
     /// newline if the file ends with a partial line.
-    fn append(&self, path: &Path, meta: &Metadata, bytes: &[u8]) -> Result<()> {
-        let failed = |e: std::io::Error| append_failed(path, e);
+    /// Returns the file's size after it, as far as this process knows.
+    fn append(&self, path: &Path, meta: &Metadata, bytes: &[u8]) -> Result<u64> {
+        let failed = |e: std::io::Error| write_failed(path, e);
         let written = if self.ends_mid_line(meta.len()).map_err(failed)? {
             let mut buf = Vec::with_capacity(bytes.len() + 1);
             buf.push(b'\n');
@@ -295,13 +462,41 @@ impl OpenLog {
         };
         match written {
             // Another writer appending meanwhile makes this wrong, and the next look reads the byte.
-            Ok(n) => self.end.store(meta.len() + n as u64, Ordering::Release),
+            Ok(n) => {
+                let end = meta.len() + n as u64;
+                self.end.store(end, Ordering::Release);
+                Ok(end)
+            }
             Err(e) => {
                 self.end.store(u64::MAX, Ordering::Release);
-                return Err(failed(e));
+                Err(failed(e))
             }
         }
-        Ok(())
+    }
+
+    /// Renames the log (which this append left at `r.max_size` or more) to `.1`, `.1` to `.2`
+    /// …, and drops the one past `r.keep`, under the exclusive lock: no append runs meanwhile.
+    /// Another process may have rotated first: then the path names another file, and nothing
+    /// is done.
+    fn rotate(&self, path: &Path, r: Rotation) -> std::io::Result<()> {
+        let _exclusive = self.lock.hold(libc::LOCK_EX)?;
+        let mine = self.file.metadata()?;
+        match fs::symlink_metadata(path) {
+            Ok(m) if m.ino() == mine.ino() && m.dev() == mine.dev() && m.len() >= r.max_size => {}
+            _ => return Ok(()),
+        }
+        let keep = r.keep.max(1);
+        match fs::remove_file(rotated_path(path, keep)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        for n in (1..keep).rev() {
+            match fs::rename(rotated_path(path, n), rotated_path(path, n + 1)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        fs::rename(path, rotated_path(path, 1))
     }
 }
 
@@ -367,4 +562,27 @@ pub fn create_private_file(path: &Path) -> std::io::Result<File> {
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn r_aud_2_a_full_disk_says_so_with_the_path() {
+        let p = Path::new("/p/.rotifer/audit.jsonl");
+        let e = write_failed(p, std::io::Error::from_raw_os_error(libc::ENOSPC));
+        assert!(e.message.contains("/p/.rotifer/audit.jsonl") && e.message.contains(DISK_FULL), "{}", e.message);
+        assert!(!e.message.contains("make it a writable regular file"), "{}", e.message);
+        assert!(crate::error::is_disk_full(&e));
+        assert!(!crate::error::is_disk_full(&write_failed(p, std::io::Error::from_raw_os_error(libc::EIO))));
+    }
+
+    #[test]
+    fn r_aud_7_rotated_names() {
+        let p = Path::new("/p/.rotifer/audit.jsonl");
+        assert_eq!(rotated_path(p, 0), p);
+        assert_eq!(rotated_path(p, 3), Path::new("/p/.rotifer/audit.3.jsonl"));
+        assert_eq!(lock_path(p), Path::new("/p/.rotifer/audit.lock"));
+    }
 }

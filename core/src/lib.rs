@@ -1,9 +1,9 @@
 //! rotifer-memory-core: the Agent Memory API of the Rotifer playground, without Node.js.
 //!
 //! One module per concern: `model` (entries and validation), `access` (who may do what),
-//! `quota` (quota text), `time`, `error`; `layout` (files and folders) and `audit` (audit and
-//! telemetry lines); `storage` (SQLite: see its module doc for the order of its layers);
-//! above them `memory` (the calls), `inspect` (the deployer's read-only views), `bundle` (export
+//! `quota` (quota text), `time`, `error`; `layout` (files and folders), `audit` (audit and
+//! telemetry lines) and `audit_log` (the log's files, rotation and commit judgement); `storage`
+//! (SQLite: see its module doc for the order of its layers); above them `memory` (the calls), `inspect` (the deployer's read-only views), `bundle` (export
 //! and import, R-MIG), `backup` (backup and restore, R-HOST-1b), `wasm` (the host-call JSON
 //! protocol). Front ends hand in `Arg`s, so JS and WASM callers share one validation.
 
@@ -11,6 +11,7 @@ pub mod access;
 pub mod arg;
 pub mod audit;
 pub mod backup;
+pub mod audit_log;
 pub mod bundle;
 pub mod error;
 pub mod inspect;

@@ -695,7 +695,8 @@ pub fn delete_agent_memory_matching(
             Doomed::Matching { .. } => Ok(0),
         };
     };
-    store.write(now, |tx| {
+    let now: CallTime = now.into();
+    let delete = |tx: &mut crate::storage::store::Tx<'_, '_>| -> Result<u64> {
         // Key, category and size: all a deletion needs (values are never loaded).
         let doomed: Vec<(String, Category, u64)> = match &target {
             Doomed::Key(key) => match load_entry(tx.conn, key)? {
@@ -723,7 +724,17 @@ pub fn delete_agent_memory_matching(
         }
         tx.set_used(tx.agent.used.saturating_sub(freed));
         Ok(doomed.len() as u64)
-    })
+    };
+    // A full disk must not keep the deployer from freeing memory, and the lines still go first
+    // (R-AUD-2): on a full disk the audit reserve is given up for them and the commit's WAL
+    // frames, and made again after (once there is room).
+    match store.write(&now, delete) {
+        Err(e) if crate::error::is_disk_full(&e) => {
+            let _reserve = store.layout.use_reserve();
+            store.write(&now, delete)
+        }
+        other => other,
+    }
 }
 
 /// The key range `[from, to)` of a plain byte prefix; both `None` without a prefix.

@@ -10,7 +10,13 @@ const FORMS: &str = "a number and a unit KB, MB or GB (1 KB = 1024 bytes), such 
 
 /// Parses `50MB`, `1.5GB`, ` 512 kb ` into bytes, floored (R-QUO-2).
 pub fn parse_memory_quota(text: &str) -> Result<u64> {
-    let bad = |why: &str| MemoryError::invalid(format!("memory quota {text:?} {why}; write {FORMS}"));
+    parse_size(text).map_err(|why| MemoryError::invalid(format!("memory quota {why}")))
+}
+
+/// A size in the text of quotas (R-QUO-2), for other settings (the audit log's, R-AUD-7); the
+/// error says what is wrong with it, to follow the setting's name.
+pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
+    let bad = |why: &str| format!("{text:?} {why}; write {FORMS}");
     let t = text.trim_matches(|c: char| c == ' ');
     let digits_end = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (number, rest) = t.split_at(digits_end);

@@ -1,12 +1,11 @@
 'use strict'
-// `rotifer agent memory log`: the agent's lines of .rotifer/audit.jsonl, oldest first. The log
-// is read as a stream, line by line; a line that is not a whole audit line (a crash cut it
-// short, someone edited the file) is skipped and counted, never fatal.
+// `rotifer agent memory log`: the agent's lines of .rotifer/audit.jsonl and its rotated files
+// (audit.<n>.jsonl), oldest first, each judged committed or not by the core (readAgentAuditLog,
+// R-AUD-6/7); this file only filters and renders. A line that is not a whole audit line (a crash
+// cut it short, someone edited the file) is skipped and counted, never fatal.
 
-const fs = require('node:fs')
-const path = require('node:path')
-const readline = require('node:readline')
-const { UsageError, CliError } = require('../errors')
+const memory = require('../../../index.js')
+const { UsageError } = require('../errors')
 const { findAgent } = require('../agents')
 const { geneNamesById } = require('../project')
 const { table } = require('../format')
@@ -33,40 +32,6 @@ function parseAction(text) {
     throw new UsageError(`invalid --action ${JSON.stringify(text)}: use one of ${ACTIONS.join(', ')}`, 'agent memory log', { seeHelp: false })
   }
   return `memory.${name}`
-}
-
-/** A parsed audit line, or `null` for anything that is not one. */
-function auditLine(text) {
-  let v
-  try {
-    v = JSON.parse(text)
-  } catch {
-    return null
-  }
-  const ok = v !== null && typeof v === 'object' && !Array.isArray(v) &&
-    typeof v.ts === 'string' && !Number.isNaN(Date.parse(v.ts)) &&
-    typeof v.agentId === 'string' && typeof v.action === 'string'
-  return ok ? v : null
-}
-
-/** Calls `onLine` with each audit line of `file`; returns how many lines were not audit lines. */
-async function readAudit(file, onLine) {
-  let fd
-  try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
-  } catch (e) {
-    if (e.code === 'ENOENT') return 0
-    throw new CliError(`cannot read the audit log ${file}: ${e.message}`)
-  }
-  const input = fs.createReadStream('', { fd, encoding: 'utf8' })
-  let bad = 0
-  for await (const text of readline.createInterface({ input, crlfDelay: Infinity })) {
-    if (text.trim() === '') continue
-    const line = auditLine(text)
-    if (line === null) bad++
-    else onLine(line)
-  }
-  return bad
 }
 
 /**
@@ -111,6 +76,14 @@ const log = {
     'actor (a gene, shortened, with its name when it is in genes/; "deployer"; or - for expiry and',
     'eviction), key, category, size, and for denials and quota rejections what happened. Lines',
     'that are not whole audit lines are skipped, and their number is reported on stderr.',
+    'The rotated files (audit.<n>.jsonl, the highest n oldest; see "audit" in rotifer.json) are read too.',
+    'A change written ahead whose transaction did not commit (the disk filled, the process was',
+    'killed) is marked "(not committed)" after its action, and has "committed": false with --json.',
+    'Any reader of the files can tell by itself: a change line of agent A with "tx": S committed iff',
+    "S <= A's last_seq (the agent row of its database) and no later line of A has \"tx\": S and",
+    '"txLine": 1 (a later attempt at S, made after this one failed). Lines without "tx" (denials,',
+    'quota rejections) changed nothing and count as committed; an agent without a database is',
+    'judged by its lines alone (the last attempt at each S counts as committed).',
     '--action takes an action with or without its "memory." prefix. With --key-prefix, a refusal whose key was cut to 64 bytes is shown if it may match, and',
     'summary lines (refusals counted without their keys) are always shown.',
   ],
@@ -119,7 +92,7 @@ const log = {
     since: { type: 'string', value: '<time>', help: 'only lines at or after this RFC 3339 time' },
     action: { type: 'string', value: '<a>', help: `one of: ${ACTIONS.join(', ')}` },
     'key-prefix': { type: 'string', value: '<p>', help: 'only lines whose key starts with <p> (and refusals that may)' },
-    json: { type: 'boolean', help: 'print a JSON array of the audit lines as written' },
+    json: { type: 'boolean', help: 'print a JSON array of the audit lines as written, each with "committed": true|false added' },
   },
   examples: [
     'rotifer agent memory log my-agent',
@@ -131,16 +104,15 @@ const log = {
     const action = options.action === undefined ? null : parseAction(options.action)
     const prefix = options['key-prefix']
     const agent = findAgent(root, positionals.agent)
-    const file = path.join(root, '.rotifer', 'audit.jsonl')
-    const lines = []
-    const bad = await readAudit(file, (l) => {
-      if (l.agentId !== agent.id) return
-      if (since !== null && Date.parse(l.ts) < since) return
-      if (action !== null && l.action !== action) return
-      if (prefix !== undefined && !mayConcernPrefix(l, prefix)) return
-      lines.push(l)
+    const log = memory.readAgentAuditLog({ agentId: agent.id, root })
+    const lines = log.lines.filter((l) => {
+      if (since !== null && Date.parse(l.ts) < since) return false
+      if (action !== null && l.action !== action) return false
+      if (prefix !== undefined && !mayConcernPrefix(l, prefix)) return false
+      return true
     })
-    if (bad > 0) io.err(`note: skipped ${bad} ${bad === 1 ? 'line' : 'lines'} of ${file} that ${bad === 1 ? 'is not an audit line' : 'are not audit lines'}`)
+    const bad = log.skipped
+    if (bad > 0) io.err(`note: skipped ${bad} ${bad === 1 ? 'line' : 'lines'} of the audit log (rotated files included) ${root}/.rotifer/audit.jsonl that ${bad === 1 ? 'is not an audit line' : 'are not audit lines'}`)
     if (options.json) {
       io.out(JSON.stringify(lines, null, 2))
       return 0
@@ -152,7 +124,7 @@ const log = {
     const names = geneNamesById(root)
     io.out(table(['TIME', 'ACTION', 'ACTOR', 'KEY', 'CATEGORY', 'SIZE', 'DETAIL'], lines.map((l) => [
       l.ts,
-      String(l.action).replace(/^memory\./, ''),
+      String(l.action).replace(/^memory\./, '') + (l.committed === false ? ' (not committed)' : ''),
       actorText(l.actor, names),
       l.key === null || l.key === undefined ? '-' : String(l.key),
       l.category || '-',
