@@ -38,26 +38,38 @@ pub const DEFAULT_ROTATION: Rotation = Rotation { max_size: DEFAULT_MAX_SIZE, ke
 /// its `rotifer.json`, each field optional. No `rotifer.json`, or one that is not JSON (which the
 /// CLI reports itself), gives the defaults; a bad `audit` field is an error naming it.
 ///
-/// Read again only when `rotifer.json` changed (one `stat` per append otherwise).
+/// Looked at again (one `stat`) at most once a second, and read again only when it changed: a
+/// change to the settings applies within a second.
 pub fn rotation(layout: &Layout) -> Result<Rotation> {
-    type Cache = Mutex<HashMap<PathBuf, ((u64, u64, i64, i64, u64), Rotation)>>;
+    type Stamp = (u64, u64, i64, i64, u64);
+    type Cache = Mutex<HashMap<PathBuf, (Stamp, Rotation, std::time::Instant)>>;
+    const LOOK_AGAIN: std::time::Duration = std::time::Duration::from_secs(1);
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let file = layout.root.join("rotifer.json");
-    let Ok(meta) = fs::metadata(&file) else { return Ok(DEFAULT_ROTATION) };
-    let stamp = (meta.dev(), meta.ino(), meta.mtime(), meta.mtime_nsec(), meta.len());
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Some((s, r)) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&file) {
-        if *s == stamp {
+    let lock = || cache.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, r, looked)) = lock().get(&file) {
+        if looked.elapsed() < LOOK_AGAIN {
             return Ok(*r);
         }
     }
-    let text = fs::read(&file).unwrap_or_default();
-    let r = parse_rotation(&file, &text)?;
-    let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+    let meta = fs::metadata(&file).ok();
+    let stamp = meta.map(|m| (m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.len()));
+    if let Some(entry) = lock().get_mut(&file) {
+        if Some(entry.0) == stamp {
+            entry.2 = std::time::Instant::now();
+            return Ok(entry.1);
+        }
+    }
+    let r = match stamp {
+        Some(_) => parse_rotation(&file, &fs::read(&file).unwrap_or_default())?,
+        None => DEFAULT_ROTATION,
+    };
+    let mut cache = lock();
     if cache.len() > 64 {
         cache.clear(); // test memories each have a root of their own
     }
-    cache.insert(file, (stamp, r));
+    cache.insert(file, (stamp.unwrap_or_default(), r, std::time::Instant::now()));
     Ok(r)
 }
 
