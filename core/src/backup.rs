@@ -7,11 +7,12 @@
 //! `deployer` (`memory.restore`), written ahead of its commit (R-AUD-2).
 
 use crate::access::{data_policy_violation, unsupported_scope};
-use crate::audit::Actor;
+use crate::storage::audit::Actor;
 use crate::error::{MemoryError, Result};
-use crate::layout::{create_private_file, Layout};
+use crate::storage::files::{create_private_file, Layout};
 use crate::model::{check_agent_id, entry_id, is_valid_gene_id, MAX_KEY_BYTES, MAX_VALUE_BYTES};
-use crate::storage::opening::{move_into_place, unique_suffix};
+use crate::storage::files::unique_suffix;
+use crate::storage::opening::move_into_place;
 use crate::storage::schema::{self, harden_connection, refuse_foreign_schema, schema_of};
 use crate::storage::store::{expires_at, read_agent, AgentStore, IfMissing, StoredEntry, ENTRY_COLUMNS};
 use crate::time::CallTime;

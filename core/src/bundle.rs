@@ -13,9 +13,9 @@
 
 use crate::access::{data_policy_violation, unsupported_scope};
 use crate::arg::Arg;
-use crate::audit::{escape_line_separators, Action, Actor, Subject};
+use crate::storage::audit::{escape_line_separators, Action, Actor, Subject};
 use crate::error::{MemoryError, Result};
-use crate::layout::{create_private_file, Layout};
+use crate::storage::files::{create_private_file, Layout};
 use crate::model::*;
 use crate::storage::store::{expires_at, load_entry, read_agent, AgentStore, IfMissing, StoredEntry, ENTRY_COLUMNS};
 use crate::time::{format_ms, parse_rfc3339_ceil_ms};

@@ -7,7 +7,7 @@
 
 use crate::arg::Arg;
 use crate::error::Result;
-use crate::layout::Layout;
+use crate::storage::files::Layout;
 use crate::model::{parse_key, Category, DataPolicy, Entry};
 use crate::storage::store::{load_entry, read_agent, AgentStore, IfMissing};
 use rusqlite::Connection;

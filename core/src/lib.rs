@@ -1,21 +1,19 @@
 //! rotifer-memory-core: the Agent Memory API of the Rotifer playground, without Node.js.
 //!
 //! One module per concern: `model` (entries and validation), `access` (who may do what),
-//! `quota` (quota text), `time`, `error`; `layout` (files and folders), `audit` (audit and
-//! telemetry lines) and `audit_log` (the log's files, rotation and commit judgement); `storage`
-//! (SQLite: see its module doc for the order of its layers); above them `memory` (the calls), `inspect` (the deployer's read-only views), `bundle` (export
+//! `quota` (quota text), `time`, `error`; `storage` (files, logs, audit lines and SQLite: see its
+//! module doc for the order of its layers); above them `audit_log` (an agent's lines, judged
+//! committed or not), `memory` (the calls), `inspect` (the deployer's read-only views), `bundle` (export
 //! and import, R-MIG), `backup` (backup and restore, R-HOST-1b), `wasm` (the host-call JSON
 //! protocol). Front ends hand in `Arg`s, so JS and WASM callers share one validation.
 
 pub mod access;
 pub mod arg;
-pub mod audit;
 pub mod backup;
 pub mod audit_log;
 pub mod bundle;
 pub mod error;
 pub mod inspect;
-pub mod layout;
 pub mod memory;
 pub mod model;
 pub mod quota;
@@ -24,7 +22,8 @@ pub mod time;
 pub mod wasm;
 
 // The storage modules under the names they had before the storage layer became a folder.
-pub use storage::{integrity, lineage, migrate, store};
+pub use storage::{audit, integrity, lineage, migrate, store};
+pub use storage::files as layout;
 
 pub use arg::Arg;
 pub use error::{ErrorCode, MemoryError, Result};

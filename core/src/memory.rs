@@ -7,11 +7,11 @@
 
 use crate::access::{data_policy_violation, denial_reason, scope_admits, unsupported_scope, Gene};
 use crate::arg::Arg;
-use crate::audit::{Action, Actor, AuditBatch, Denial, DenialLog, QuotaFacts, Subject};
+use crate::storage::audit::{Action, Actor, AuditBatch, Denial, DenialLog, QuotaFacts, Subject};
 use crate::error::{ErrorCode, MemoryError, Result};
 use crate::storage::watch::Look;
 use crate::time::CallTime;
-use crate::layout::Layout;
+use crate::storage::files::Layout;
 use crate::model::*;
 use crate::storage::store::{load_entry, AgentStore, Fast, IfMissing, StoredEntry, Tx, ENTRY_COLUMNS};
 use rusqlite::Connection;

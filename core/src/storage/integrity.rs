@@ -121,19 +121,19 @@ impl DbFile {
         for dir in self.path.ancestors().skip(1).take(2) {
             if let Ok(m) = std::fs::symlink_metadata(dir) {
                 if m.is_dir() {
-                    crate::layout::refuse_untrusted_dir(dir, &m)?;
+                    crate::storage::files::refuse_untrusted_dir(dir, &m)?;
                 }
             }
         }
         match std::fs::symlink_metadata(&self.path) {
             // Given to another user, opened to group or others, or linked elsewhere while open:
             // refused from the next call on, as it is at open, until it is made ours again.
-            Ok(m) if m.dev() == self.dev && m.ino() == self.ino => crate::layout::refuse_untrusted_file(&self.path, &m)?,
+            Ok(m) if m.dev() == self.dev && m.ino() == self.ino => crate::storage::files::refuse_untrusted_file(&self.path, &m)?,
             _ => return Err(changed("was moved, replaced or deleted")),
         }
         for (p, dev, ino) in &self.companions {
             match std::fs::symlink_metadata(p) {
-                Ok(m) if m.dev() == *dev && m.ino() == *ino => crate::layout::refuse_untrusted_file(p, &m)?,
+                Ok(m) if m.dev() == *dev && m.ino() == *ino => crate::storage::files::refuse_untrusted_file(p, &m)?,
                 _ => {
                     return Err(storage(
                         p,
@@ -284,7 +284,7 @@ pub fn refuse_untrusted_database_files(path: &Path) -> Result<()> {
         if !meta.is_file() {
             return Err(untrusted(&file, "is not a regular file (a FIFO, a device or a folder?): move it away"));
         }
-        crate::layout::refuse_untrusted_file(&file, &meta)?;
+        crate::storage::files::refuse_untrusted_file(&file, &meta)?;
         refuse_owner_cannot_read_write(&file, &meta)?;
     }
     Ok(())

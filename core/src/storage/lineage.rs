@@ -160,7 +160,7 @@ impl Lineage {
         if !meta.is_file() {
             return Err(failed(&"is not a regular file: move it away"));
         }
-        crate::layout::refuse_untrusted_file(&stamp, &meta)?;
+        crate::storage::files::refuse_untrusted_file(&stamp, &meta)?;
         loop {
             if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
                 break;

@@ -87,7 +87,7 @@ pub(crate) mod tests {
     //! `core/tests/migrate.rs`; a file made by version 1 itself: `__test__/migrate.test.js`.)
 
     use super::*;
-    use crate::layout::Layout;
+    use crate::storage::files::Layout;
     use crate::storage::store::tests::TempRoot;
     use crate::storage::store::{AgentStore, IfMissing};
     use std::cell::Cell;
@@ -118,7 +118,7 @@ pub(crate) mod tests {
         let layout = Layout::at(root).real().unwrap();
         layout.ensure_dirs(true).unwrap();
         let path = layout.db_path("a");
-        drop(crate::layout::create_private_file(&path).unwrap());
+        drop(crate::storage::files::create_private_file(&path).unwrap());
         let conn = Connection::open(&path).unwrap();
         conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(())).unwrap();
         conn.execute_batch(&format!("BEGIN; {SCHEMA_V1} PRAGMA user_version = 1; COMMIT;")).unwrap();

@@ -6,12 +6,13 @@
 //! - A database file that exists is always a complete one: an empty or damaged file is reported,
 //!   never rebuilt.
 
+use super::files::unique_suffix;
 use super::integrity::DbFile;
 use super::lineage::Lineage;
 use super::rows::read_agent;
 use super::schema::{check_version, expected_schema, harden_connection, refuse_foreign_schema, SCHEMA, SCHEMA_VERSION};
 use crate::error::{storage, MemoryError, Result};
-use crate::layout::create_private_file;
+use crate::storage::files::create_private_file;
 use crate::model::DataPolicy;
 use rusqlite::{params, Connection, OpenFlags};
 use std::path::{Path, PathBuf};
@@ -159,11 +160,4 @@ pub(crate) fn move_into_place(tmp: &Path, path: &Path) -> std::io::Result<()> {
     }
 }
 
-/// A name part no other process or call of this one uses at the same time.
-pub fn unique_suffix() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    format!("{}-{:x}-{:x}", std::process::id(), nanos, COUNTER.fetch_add(1, Ordering::Relaxed))
-}
 

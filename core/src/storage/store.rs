@@ -5,7 +5,7 @@
 //!   each other instead of failing; its time is taken once the lock is held (R-ENT-4).
 //! - The running byte total lives in the `agent` row, so the quota check never scans.
 
-pub use super::opening::unique_suffix;
+pub use super::files::unique_suffix;
 pub use super::rows::{expires_at, load_entry, read_agent, AgentRow, StoredEntry, ENTRY_COLUMNS};
 pub use super::schema::SCHEMA_VERSION;
 use super::integrity::{DbFile, Look};
@@ -13,9 +13,9 @@ use super::lineage::{describe_orphaned, Found, Lineage};
 use super::opening::{configure_sqlite, open_connection, open_database_file};
 use super::rows::{data_version, next_expiry, EXPIRED_SQL, DELETE_EXPIRED_SQL, LATEST_UPDATE_SQL, LOAD_SQL};
 use crate::access::Gene;
-use crate::audit::{Action, Actor, AuditBatch, Subject};
+use crate::storage::audit::{Action, Actor, AuditBatch, Subject};
 use crate::error::{storage, ErrorCode, MemoryError, Result};
-use crate::layout::Layout;
+use crate::storage::files::Layout;
 use crate::model::{Category, DataPolicy};
 use crate::quota::DEFAULT_QUOTA;
 use crate::time::{CallTime, MS_PER_DAY};
@@ -197,7 +197,7 @@ impl AgentStore {
         let path = self.layout.db_path(&self.agent_id);
         let what = describe_orphaned(&path, orphaned);
         eprintln!("rotifer-memory: warning: {what}");
-        let logged = crate::audit::latest_tx(&self.layout, &self.agent_id);
+        let logged = crate::storage::audit::latest_tx(&self.layout, &self.agent_id);
         self.write(CallTime::system(), |tx| {
             tx.raise_seq(logged.unwrap_or(0));
             let seq = tx.next_seq();

@@ -1,187 +1,18 @@
-//! Where things live under a project root (R-HOST-1, R-AUD-1/4/5), and how they are created:
-//! folders 0700, files 0600, never through a symlink. What is found there is trusted only if
-//! it is ours: owned by this process's user, writable by nobody else, and (files) with no other
-//! name, as OpenSSH's StrictModes does. One `refuse_…` function per check.
+//! The log files under `.rotifer/` (R-AUD-1/2/4/7): appended whole, one descriptor per path kept
+//! open and revalidated, rotated by size under a lock, read back oldest first; and the reserve
+//! that lets a deployer's delete be audited on a full disk.
 
+use super::files::{create_private_file, refuse_untrusted_file, Layout};
+use super::watch::{Look, PathWatch};
 use crate::error::{MemoryError, Result, DISK_FULL};
-use crate::storage::watch::{Look, PathWatch};
 use std::collections::HashMap;
-use std::fs::{self, DirBuilder, File, Metadata, OpenOptions};
-use std::io::Write;
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::FileExt;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-
-/// The files of one project root.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Layout {
-    pub root: PathBuf,
-}
-
-impl Layout {
-    /// `root` if given (relative to the working directory), else the nearest ancestor of the
-    /// working directory holding `rotifer.json`, else the working directory (R-HOST §12).
-    pub fn resolve(root: Option<&str>) -> Result<Layout> {
-        let cwd = std::env::current_dir()
-            .map_err(|e| MemoryError::storage(format!("cannot read the working directory: {e}")))?;
-        let root = match root {
-            Some(r) if r.is_empty() => return Err(MemoryError::invalid("root must not be an empty string; omit it to use the project root")),
-            Some(r) => cwd.join(r),
-            None => {
-                let found = cwd.ancestors().find(|d| d.join("rotifer.json").is_file());
-                if let Some(found) = found {
-                    // A `rotifer.json` planted in a shared folder above must not capture the
-                    // memory of whoever runs genes below it.
-                    refuse_untrusted_rotifer_dir(&found.join(".rotifer")).map_err(|e| {
-                        MemoryError::storage(format!("the project root {} (found upwards from {}) is not usable: {}", found.display(), cwd.display(), e.message))
-                    })?;
-                }
-                found.unwrap_or(&cwd).to_path_buf()
-            }
-        };
-        Ok(Layout { root })
-    }
-
-    /// The same layout with the root resolved to its real path. SQLite refuses a database path
-    /// with a symlink anywhere in it, and a real path names one database whatever link led there.
-    pub fn real(&self) -> Result<Layout> {
-        let root = fs::canonicalize(&self.root)
-            .map_err(|e| MemoryError::storage(format!("project root {} is not usable: {e}", self.root.display())))?;
-        Ok(Layout { root })
-    }
-
-    pub fn at(root: impl Into<PathBuf>) -> Layout {
-        Layout { root: root.into() }
-    }
-    pub fn rotifer_dir(&self) -> PathBuf {
-        self.root.join(".rotifer")
-    }
-    pub fn memory_dir(&self) -> PathBuf {
-        self.root.join(".rotifer").join("memory")
-    }
-    pub fn db_path(&self, agent_id: &str) -> PathBuf {
-        self.memory_dir().join(format!("{agent_id}.db"))
-    }
-    pub fn audit_path(&self) -> PathBuf {
-        self.root.join(".rotifer").join("audit.jsonl")
-    }
-    pub fn telemetry_path(&self) -> PathBuf {
-        self.root.join(".rotifer").join("telemetry.jsonl")
-    }
-
-    /// `.rotifer` as the logs need it: a real folder we trust (O_NOFOLLOW guards only the log
-    /// itself). It almost always is: one lookup, and the full check (which creates it) only
-    /// when it is not.
-    pub fn ensure_log_dir(&self) -> Result<()> {
-        match fs::symlink_metadata(self.rotifer_dir()) {
-            Ok(m) if m.file_type().is_dir() => refuse_untrusted_dir(&self.rotifer_dir(), &m),
-            _ => self.ensure_dirs(false),
-        }
-    }
-
-    /// Makes `.rotifer/` and, with `memory`, `.rotifer/memory/` (0700). An existing one must be
-    /// a real folder: a symlink or a file in its place is a storage error, never followed.
-    pub fn ensure_dirs(&self, memory: bool) -> Result<()> {
-        // The root itself may be reached through a link (the store resolves it); what lies
-        // under it may not.
-        match fs::metadata(&self.root) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => return Err(MemoryError::storage(format!("project root {} is not a folder", self.root.display()))),
-            Err(e) => return Err(MemoryError::storage(format!("project root {} is not usable: {e}", self.root.display()))),
-        }
-        ensure_private_dir(&self.rotifer_dir())?;
-        if memory {
-            ensure_private_dir(&self.memory_dir())?;
-        }
-        Ok(())
-    }
-}
-
-/// A `.rotifer/` folder that exists must be a folder we can trust; one that does not is fine.
-fn refuse_untrusted_rotifer_dir(dir: &Path) -> Result<()> {
-    match fs::symlink_metadata(dir) {
-        Ok(m) if m.file_type().is_dir() => refuse_untrusted_dir(dir, &m),
-        Ok(m) if m.file_type().is_symlink() => Err(MemoryError::storage(format!(
-            "{} is a symlink; memory folders are never followed through links: replace it with a folder",
-            dir.display()
-        ))),
-        Ok(_) => Err(MemoryError::storage(format!("{} exists and is not a folder: move it away", dir.display()))),
-        Err(_) => Ok(()),
-    }
-}
-
-fn ensure_private_dir(dir: &Path) -> Result<()> {
-    match DirBuilder::new().mode(0o700).create(dir) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match fs::symlink_metadata(dir) {
-            Ok(m) if m.file_type().is_dir() => refuse_untrusted_dir(dir, &m),
-            Ok(m) if m.file_type().is_symlink() => Err(MemoryError::storage(format!(
-                "{} is a symlink; memory folders are never followed through links: replace it with a folder",
-                dir.display()
-            ))),
-            _ => Err(MemoryError::storage(format!("{} exists and is not a folder: move it away", dir.display()))),
-        },
-        Err(e) => Err(MemoryError::storage(format!("cannot create {}: {e}", dir.display()))),
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Trust checks: on metadata already taken (lstat or fstat), never by opening a file.
-
-/// A folder under `.rotifer/` (or `.rotifer/` itself) we may use.
-pub fn refuse_untrusted_dir(path: &Path, meta: &Metadata) -> Result<()> {
-    refuse_foreign_owner(path, meta)?;
-    refuse_group_or_other_writable(path, meta)
-}
-
-/// A file under `.rotifer/` (database, `-wal`, `-shm`, log) we may read and write.
-pub fn refuse_untrusted_file(path: &Path, meta: &Metadata) -> Result<()> {
-    refuse_foreign_owner(path, meta)?;
-    refuse_group_or_other_writable(path, meta)?;
-    refuse_hard_linked(path, meta)
-}
-
-/// Refuses what another user owns: its owner could read it, rewrite it, or swap it.
-pub fn refuse_foreign_owner(path: &Path, meta: &Metadata) -> Result<()> {
-    let me = unsafe { libc::geteuid() };
-    if meta.uid() != me {
-        return Err(MemoryError::storage(format!(
-            "{} is owned by user id {}, not by this process's user (id {me}): memory trusts only its own files. If it is yours, `chown` it to you; if not, move it away and find out who put it there",
-            path.display(),
-            meta.uid()
-        )));
-    }
-    Ok(())
-}
-
-/// Refuses what its group or others may write: they could empty, forge or replace it.
-pub fn refuse_group_or_other_writable(path: &Path, meta: &Metadata) -> Result<()> {
-    let mode = meta.mode() & 0o7777;
-    if mode & 0o022 != 0 {
-        return Err(MemoryError::storage(format!(
-            "{} can be written by its group or by others (mode {mode:04o}): they could read, forge or replace memory. Run `chmod go-w {}` (memory makes folders 0700 and files 0600)",
-            path.display(),
-            path.display()
-        )));
-    }
-    Ok(())
-}
-
-/// Refuses a file with another name (a hard link): whoever holds that name reads what is
-/// written here, or has it written into a file of theirs.
-pub fn refuse_hard_linked(path: &Path, meta: &Metadata) -> Result<()> {
-    if meta.nlink() > 1 {
-        return Err(MemoryError::storage(format!(
-            "{} has {} names (hard links): another name could read what memory writes to it, or be a file memory must not write. Remove the other names (`find / -xdev -samefile {}`), or copy the file and use the copy",
-            path.display(),
-            meta.nlink(),
-            path.display()
-        )));
-    }
-    Ok(())
-}
 
 /// Appends `bytes` (whole JSON lines) to a log file in one `write`, creating it 0600.
 /// The file is never reached through a symlink, and must be a regular file we can trust
@@ -351,7 +182,7 @@ impl Layout {
         if RESERVE_IN_USE.with(|r| r.get()) || fs::symlink_metadata(&path).is_ok() {
             return;
         }
-        let tmp = self.rotifer_dir().join(format!("{RESERVE_NAME}.{}", crate::storage::store::unique_suffix()));
+        let tmp = self.rotifer_dir().join(format!("{RESERVE_NAME}.{}", super::files::unique_suffix()));
         let Ok(file) = create_private_file(&tmp) else { return };
         let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, RESERVE_BYTES as libc::off_t) };
         drop(file);
@@ -554,14 +385,155 @@ impl OpenLogs {
     }
 }
 
-/// Creates a new, empty file 0600 that must not exist yet (no symlink is followed).
-pub fn create_private_file(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
+// ---------------------------------------------------------------------------------------------
+// Rotation settings (R-AUD-7)
+
+/// R-AUD-7 defaults: `audit.jsonl` rotates at 64 MB, and 8 rotated files are kept (at most
+/// 9 × 64 MB on disk).
+pub const DEFAULT_MAX_SIZE: u64 = 64 * 1024 * 1024;
+pub const DEFAULT_KEEP: u32 = 8;
+/// Bounds of the settings: a smaller log rotates at every append, more files are not a bound.
+pub const MIN_MAX_SIZE: u64 = 1024;
+pub const MAX_KEEP: u32 = 1000;
+
+pub const DEFAULT_ROTATION: Rotation = Rotation { max_size: DEFAULT_MAX_SIZE, keep: DEFAULT_KEEP };
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+/// The rotation of the logs of `layout`'s root: `"audit": { "maxSize": "64MB", "keep": 8 }` in
+/// its `rotifer.json`, each field optional. No `rotifer.json`, or one that is not JSON (which the
+/// CLI reports itself), gives the defaults; a bad `audit` field is an error naming it.
+///
+/// Looked at again (one `stat`) at most once a second, and read again only when it changed: a
+/// change to the settings applies within a second.
+pub fn rotation(layout: &Layout) -> Result<Rotation> {
+    type Stamp = (u64, u64, i64, i64, u64);
+    type Cache = Mutex<HashMap<PathBuf, (Stamp, Rotation, std::time::Instant)>>;
+    const LOOK_AGAIN: std::time::Duration = std::time::Duration::from_secs(1);
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let file = layout.root.join("rotifer.json");
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    let lock = || cache.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, r, looked)) = lock().get(&file) {
+        if looked.elapsed() < LOOK_AGAIN {
+            return Ok(*r);
+        }
+    }
+    let meta = fs::metadata(&file).ok();
+    let stamp = meta.map(|m| (m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.len()));
+    if let Some(entry) = lock().get_mut(&file) {
+        if Some(entry.0) == stamp {
+            entry.2 = std::time::Instant::now();
+            return Ok(entry.1);
+        }
+    }
+    let r = match stamp {
+        Some(_) => parse_rotation(&file, &fs::read(&file).unwrap_or_default())?,
+        None => DEFAULT_ROTATION,
+    };
+    let mut cache = lock();
+    if cache.len() > 64 {
+        cache.clear(); // test memories each have a root of their own
+    }
+    cache.insert(file, (stamp.unwrap_or_default(), r, std::time::Instant::now()));
+    Ok(r)
+}
+
+/// The `audit` field of the `rotifer.json` at `file`, whose bytes are `text`.
+pub fn parse_rotation(file: &Path, text: &[u8]) -> Result<Rotation> {
+    let Ok(serde_json::Value::Object(project)) = serde_json::from_slice::<serde_json::Value>(text) else {
+        return Ok(DEFAULT_ROTATION);
+    };
+    let bad = |field: &str, why: String| {
+        MemoryError::storage(format!("{} field \"audit{field}\" {why}; the audit log cannot be written until it is fixed", file.display()))
+    };
+    let audit = match project.get("audit") {
+        None | Some(serde_json::Value::Null) => return Ok(DEFAULT_ROTATION),
+        Some(serde_json::Value::Object(a)) => a,
+        Some(_) => return Err(bad("", "must be an object such as { \"maxSize\": \"64MB\", \"keep\": 8 }".into())),
+    };
+    let mut r = DEFAULT_ROTATION;
+    for (name, value) in audit {
+        match (name.as_str(), value) {
+            ("maxSize", serde_json::Value::String(t)) => {
+                r.max_size = crate::quota::parse_size(t).map_err(|why| bad(".maxSize", why))?;
+            }
+            ("maxSize", serde_json::Value::Number(n)) if n.as_u64().is_some() => r.max_size = n.as_u64().unwrap_or(0),
+            ("maxSize", v) => return Err(bad(".maxSize", format!("is {v}: give a size such as \"64MB\" or \"512KB\" (1 KB = 1024 bytes), or a number of bytes"))),
+            ("keep", v) => match v.as_u64() {
+                Some(k) if (1..=MAX_KEEP as u64).contains(&k) => r.keep = k as u32,
+                _ => return Err(bad(".keep", format!("is {v}: give how many rotated files to keep, a whole number from 1 to {MAX_KEEP} (default {DEFAULT_KEEP})"))),
+            },
+            (other, _) => return Err(bad(&format!(".{other}"), "is not a setting: the audit settings are \"maxSize\" and \"keep\"".into())),
+        }
+    }
+    if r.max_size < MIN_MAX_SIZE {
+        return Err(bad(".maxSize", format!("is {} bytes, below the least, 1KB", r.max_size)));
+    }
+    Ok(r)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading every file
+
+/// The log files of `path` (`audit.jsonl`) open, oldest first, each with the size it had: taken
+/// under the log's lock shared, so no rotation runs meanwhile, and no line is lost to one that
+/// runs while they are read (a renamed or dropped file stays readable through its descriptor).
+/// Rotated files are never written again; the log itself is read only up to its size then.
+pub(crate) fn open_files(path: &Path) -> Result<Vec<(PathBuf, File, u64)>> {
+    let lock = if fs::symlink_metadata(lock_path(path)).is_ok() { LogLock::open(path).ok() } else { None };
+    let _shared = lock.as_ref().and_then(|l| l.hold(libc::LOCK_SH).ok());
+    let mut numbers: Vec<u32> = Vec::new();
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    if let Ok(entries) = fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let n = name.strip_prefix(&format!("{stem}.")).and_then(|r| r.strip_suffix(".jsonl")).and_then(|n| n.parse::<u32>().ok());
+            if let Some(n) = n.filter(|n| *n >= 1 && rotated_path(path, *n).file_name() == Some(e.file_name().as_os_str())) {
+                numbers.push(n);
+            }
+        }
+    }
+    numbers.sort_unstable_by(|a, b| b.cmp(a));
+    numbers.push(0);
+    let mut files = Vec::new();
+    for n in numbers {
+        let p = rotated_path(path, n);
+        match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(&p) {
+            Ok(f) => {
+                let len = f.metadata().map_err(|e| unreadable(&p, e))?.len();
+                files.push((p, f, len));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(unreadable(&p, e)),
+        }
+    }
+    Ok(files)
+}
+
+fn unreadable(path: &Path, e: impl std::fmt::Display) -> MemoryError {
+    MemoryError::storage(format!("cannot read the audit log {} ({e}); make it a readable regular file", path.display()))
+}
+
+/// Calls `each` with every line (without its newline) of `files`, in order.
+pub(crate) fn for_each_line(files: Vec<(PathBuf, File, u64)>, mut each: impl FnMut(&[u8])) -> Result<()> {
+    for (path, file, len) in files {
+        let mut reader = BufReader::with_capacity(1 << 16, file.take(len));
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line).map_err(|e| unreadable(&path, e))? == 0 {
+                break;
+            }
+            if line.last() == Some(&b'\n') {
+                line.pop();
+            }
+            each(&line);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -584,5 +556,26 @@ mod tests {
         assert_eq!(rotated_path(p, 0), p);
         assert_eq!(rotated_path(p, 3), Path::new("/p/.rotifer/audit.3.jsonl"));
         assert_eq!(lock_path(p), Path::new("/p/.rotifer/audit.lock"));
+    }
+
+    #[test]
+    fn r_aud_7_settings_are_checked_and_name_the_file_and_field() {
+        let f = Path::new("/p/rotifer.json");
+        assert_eq!(parse_rotation(f, b"{}").unwrap(), DEFAULT_ROTATION);
+        assert_eq!(parse_rotation(f, b"not json").unwrap(), DEFAULT_ROTATION);
+        assert_eq!(parse_rotation(f, br#"{"audit":{"maxSize":"2KB","keep":3}}"#).unwrap(), Rotation { max_size: 2048, keep: 3 });
+        assert_eq!(parse_rotation(f, br#"{"audit":{"maxSize":4096}}"#).unwrap(), Rotation { max_size: 4096, keep: DEFAULT_KEEP });
+        for (text, field) in [
+            (r#"{"audit":{"maxSize":"64 parsecs"}}"#, "audit.maxSize"),
+            (r#"{"audit":{"maxSize":"12"}}"#, "audit.maxSize"),
+            (r#"{"audit":{"maxSize":100}}"#, "audit.maxSize"),
+            (r#"{"audit":{"keep":0}}"#, "audit.keep"),
+            (r#"{"audit":{"keep":2.5}}"#, "audit.keep"),
+            (r#"{"audit":{"max_size":"1MB"}}"#, "audit.max_size"),
+            (r#"{"audit":"64MB"}"#, "audit"),
+        ] {
+            let e = parse_rotation(f, text.as_bytes()).unwrap_err();
+            assert!(e.message.contains("/p/rotifer.json") && e.message.contains(&format!("\"{field}\"")), "{text}: {}", e.message);
+        }
     }
 }

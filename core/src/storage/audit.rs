@@ -7,8 +7,9 @@
 //! What a gene can make us write by calls that change nothing (denials, quota rejections) is
 //! bounded per handle by a `DenialLog`: see its doc comment and the README's audit section.
 
-use crate::storage::watch::Look;
-use crate::layout::{append_lines, Layout};
+use super::files::Layout;
+use super::logs::{append_lines, for_each_line, open_files, rotation};
+use super::watch::Look;
 use crate::error::{ErrorCode, MemoryError, Result};
 use crate::model::{entry_id, Category};
 use crate::time::format_ms;
@@ -317,7 +318,7 @@ impl<'a> AuditBatch<'a> {
             return Ok(());
         }
         let failed = |e: MemoryError| MemoryError::storage(format!("the audit log could not be written: {}; nothing was changed", e.message));
-        let rotation = crate::audit_log::rotation(layout).map_err(failed)?;
+        let rotation = rotation(layout).map_err(failed)?;
         let prepare = || {
             layout.ensure_log_dir()?;
             layout.ensure_reserve(); // when the log is (re)opened: rarely, and best effort
@@ -332,7 +333,7 @@ impl<'a> AuditBatch<'a> {
     pub fn flush_telemetry(&mut self, layout: &Layout) {
         if !self.events.is_empty() {
             // Rotated as the audit log is, with its settings (R-AUD-7).
-            let rotation = crate::audit_log::rotation(layout).ok();
+            let rotation = rotation(layout).ok();
             let _ = append_lines(&layout.telemetry_path(), &self.events, self.look, &|| layout.ensure_log_dir(), rotation);
             self.events.clear();
         }
@@ -539,11 +540,6 @@ pub(crate) fn escape_line_separators(out: &mut Vec<u8>, start: usize) {
     out.extend_from_slice(escaped.as_bytes());
 }
 
-/// The highest transaction number the audit log (rotated files too) names for `agent_id`.
-pub fn latest_tx(layout: &Layout, agent_id: &str) -> Option<i64> {
-    crate::audit_log::latest_tx(layout, agent_id)
-}
-
 /// R-AUD-4: off when `ROTIFER_TELEMETRY` is `0`, `false` or `off`, or `DO_NOT_TRACK` is set to
 /// anything non-empty other than `0`/`false`.
 pub fn telemetry_enabled() -> bool {
@@ -560,6 +556,47 @@ pub fn telemetry_enabled() -> bool {
         }
     }
     true
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the log back
+
+/// What a reader needs of a line.
+#[derive(serde::Deserialize)]
+pub(crate) struct Head<'a> {
+    #[serde(borrow)]
+    pub ts: std::borrow::Cow<'a, str>,
+    #[serde(rename = "agentId", borrow)]
+    pub agent_id: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    #[allow(dead_code)]
+    pub action: std::borrow::Cow<'a, str>,
+    pub tx: Option<i64>,
+    #[serde(rename = "txLine")]
+    pub tx_line: Option<u64>,
+}
+
+/// The line's head if it is a whole audit line: a JSON object with an RFC 3339 `ts`, and
+/// `agentId` and `action` strings.
+pub(crate) fn head(line: &[u8]) -> Option<Head<'_>> {
+    let h: Head<'_> = serde_json::from_slice(line).ok()?;
+    chrono::DateTime::parse_from_rfc3339(&h.ts).ok()?;
+    Some(h)
+}
+
+/// The highest transaction number the audit log, rotated files included, names for `agent_id`
+/// (R-AUD-6), if any: what a restore must number past. Reads every file, which only a restore
+/// does.
+pub fn latest_tx(layout: &Layout, agent_id: &str) -> Option<i64> {
+    let mut latest = None;
+    let files = open_files(&layout.audit_path()).ok()?;
+    for_each_line(files, |line| {
+        if let Some(h) = head(line).filter(|h| h.agent_id == agent_id) {
+            latest = latest.max(h.tx);
+        }
+    })
+    .ok()?;
+    latest
 }
 
 #[cfg(test)]
