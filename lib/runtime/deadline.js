@@ -126,7 +126,7 @@ class GeneWorker {
 
 /** What the worker needs of a gene (a structured-clone-safe copy). */
 function plainGene(gene) {
-  return { name: gene.name, dir: gene.dir, entry: gene.entry, wasm: gene.wasm, id: gene.id, domain: gene.domain, phenotype: gene.phenotype }
+  return { name: gene.name, root: gene.root, dir: gene.dir, entry: gene.entry, wasm: gene.wasm, id: gene.id, domain: gene.domain, phenotype: gene.phenotype }
 }
 
 module.exports = { GeneWorker }
