@@ -101,6 +101,7 @@ describe('phenotype.json (R-RUN-2)', () => {
       [{ ...good, fidelity: 'Full' }, /"fidelity" must be one of Wrapped, Hybrid, Native, not "Full"/],
       [{ ...good, tags: 'a,b' }, /"tags" must be an array of strings; write it like \["format", "code"\]/],
       [{ ...good, network: { allowedDomains: 'x.com' } }, /"network\.allowedDomains" must be an array of host names/],
+      [{ ...good, inputSchema: { type: 'strng' } }, /genes\/g\/phenotype\.json: "inputSchema" is not a valid JSON Schema: .*; fix the schema/],
       [{ ...good, guardConfig: { position: 'middle', categories: ['x'] } }, /"guardConfig\.position" must be one of input, output, both, not "middle" \(E0082\)/],
       [{ ...good, executionModel: 'LIVE' }, /"executionModel" must be one of CHAT, BATCH, EVENT_DRIVEN, not "LIVE" \(E0100\)/],
     ]
@@ -123,6 +124,7 @@ describe('init, wrap and compile --check (R-RUN-1, R-RUN-10)', () => {
     const phenotype = JSON.parse(fs.readFileSync(path.join(root, 'genes', 'hello-world', 'phenotype.json'), 'utf8'))
     assert.deepEqual([phenotype.domain, phenotype.fidelity, phenotype.name], ['code.format', 'Wrapped', undefined])
     assert.match(json(rotifer(root, 'run', 'hello-world', '--input', '{"name":"world"}')).greeting, /^Hello, world!/)
+    assert.equal(rotifer(root, 'test', 'hello-world').status, 0)
     const again = rotifer(cwd, 'init', 'fresh')
     assert.equal(again.status, 1)
     assert.match(oneErrorLine(again), /fresh exists already; rotifer init makes a new folder and never writes over one/)

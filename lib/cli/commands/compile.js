@@ -9,6 +9,7 @@ const path = require('node:path')
 const { CliError } = require('../errors')
 const { readGene } = require('../project')
 const { phenotypeWarnings } = require('../../formats/phenotype')
+const { geneSchemas } = require('../../runtime/schemas')
 
 /** Throws unless `file` holds a valid WebAssembly module. */
 function checkWasm(file, where) {
@@ -28,8 +29,8 @@ const compile = {
   description: [
     "With --check, validates the gene as upstream's compile --check does: its phenotype.json",
     '(required fields, domain, semver version, the optional fields, the LLM-native rules; warnings',
-    'go to stderr), and that it has a file to run, each WASM file a valid module. Prints the Gene',
-    'ID (v2); writes nothing.',
+    'go to stderr), that its inputSchema and outputSchema are valid JSON Schemas, and that it has a',
+    'file to run, each WASM file a valid module. Prints the Gene ID (v2); writes nothing.',
     'Compiling (gene.wasm into gene.ir.wasm) comes with the WASM sandbox; until then compile',
     'without --check fails, and gene.wasm runs as it is.',
   ],
@@ -46,6 +47,9 @@ const compile = {
       throw new CliError(`compiling a gene into gene.ir.wasm comes with the WASM sandbox, which this version does not have yet; run rotifer compile ${positionals.gene} --check to validate it (a gene.wasm runs as it is meanwhile)`)
     }
     const gene = readGene(root, positionals.gene)
+    const schemas = geneSchemas(gene)
+    schemas.input(null)
+    schemas.output(null)
     for (const file of [gene.ir, gene.rawWasm]) if (file) checkWasm(file, path.join(gene.where, path.basename(file)))
     if (options.wasm !== undefined) checkWasm(options.wasm, options.wasm)
     for (const w of phenotypeWarnings(gene.phenotype)) io.err(`warning: ${path.join(gene.where, 'phenotype.json')}: ${w}`)
