@@ -53,7 +53,8 @@ describe('rotifer agent create', () => {
     assert.ok(r.stdout.includes(`hashme ${v2IdOf(canonical)}`), r.stdout)
 
     // The gene writes with that id, and a new irHash does not change it.
-    json(rotifer(root, 'agent', 'run', 'h', '--input', steps([{ write: 'k' }])))
+    // The input must conform to the inputSchema: it has the required "b".
+    json(rotifer(root, 'agent', 'run', 'h', '--input', JSON.stringify({ steps: [[{ write: 'k' }]], b: 1 })))
     addGene(root, 'hashme', {}, { phenotype: { ...phenotype, irHash: 'changed' } })
     const [entry] = json(rotifer(root, 'agent', 'memory', 'list', 'h', '--json'))
     assert.equal(entry.createdBy, v2IdOf(canonical))

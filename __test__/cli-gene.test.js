@@ -155,8 +155,10 @@ exports.express = function express(input, ctx) {
       '  FAIL  case 3: output differs',
       '      expected: {"before":null}',
       '      actual:   {"before":5}',
-      `  FAIL  case 4: throws: TypeError: Cannot read properties of null (reading 'add') (at genes/counter/index.js:5:76)`,
-      '1 passed, 3 failed',
+      // null is outside the inputSchema ({"type": "object"}): refusing it, even by throwing, is
+      // handling it (upstream's rule for a negative case).
+      '  ok    case 4: throws (input outside the inputSchema: (root) must be object (rule "type"))',
+      '2 passed, 2 failed',
       '',
     ].join('\n'))
   })
@@ -173,13 +175,15 @@ exports.express = function express(input, ctx) {
     assert.deepEqual(snapshot(root), before)
   })
 
-  test('a gene without a suite, or with an empty one, is an error', (t) => {
+  test("a gene without a suite gets upstream's standard checks; an empty suite is an error", (t) => {
     const root = makeProject(t)
     addGene(root, 'probe', { 'index.js': PROBE })
     addGene(root, 'empty', { 'index.js': PROBE, 'testsuite.json': { testCases: [] } })
     const none = rotifer(root, 'test', 'probe')
-    assert.equal(none.status, 1)
-    assert.match(oneErrorLine(none), /has no test suite: write genes\/probe\/testsuite\.json/)
+    assert.equal(none.status, 0, none.stdout + none.stderr)
+    assert.match(none.stdout, /^Testing gene "probe" \(v2:[0-9a-f]{64}\): no genes\/probe\/testsuite\.json, so the standard checks/)
+    assert.match(none.stdout, /\n {2}ok {4}the sample input \{\} conforms to the inputSchema\n/)
+    assert.match(none.stdout, /\n {2}ok {4}runs on the sample input\n {2}ok {4}the output conforms to the outputSchema\n7 passed, 0 failed\n$/)
     const empty = rotifer(root, 'test', 'empty')
     assert.equal(empty.status, 1)
     assert.match(oneErrorLine(empty), /non-empty "testCases"/)

@@ -26,7 +26,11 @@ const COMMANDS = {
   gene: /^Usage: rotifer gene <command>/,
   'gene list': /^Usage: rotifer gene list \[--json\]/,
   'gene id': /^Usage: rotifer gene id <gene>/,
-  run: /^Usage: rotifer run <gene> --input <json>/,
+  init: /^Usage: rotifer init \[name\] \[--domain <domain>\] \[--fidelity Wrapped\|Hybrid\|Native\]/,
+  list: /^Usage: rotifer list \[--json\]/,
+  wrap: /^Usage: rotifer wrap <gene> \[-d\|--domain <domain>\] \[--fidelity Wrapped\|Hybrid\|Native\]/,
+  compile: /^Usage: rotifer compile <gene> --check/,
+  run: /^Usage: rotifer run <gene> --input <json> \[--timeout <seconds>\] \[--no-sandbox\]/,
   test: /^Usage: rotifer test <gene>/,
 }
 
@@ -44,13 +48,21 @@ test('--help on every command prints its usage, exits 0 and runs nothing', (t) =
   assert.equal(fs.existsSync(path.join(root, '.rotifer')), false)
   // Groups list their commands.
   assert.match(rotifer(root, 'agent', '--help').stdout, /\n {2}create .*\n {2}list .*\n {2}show .*\n {2}run .*\n {2}memory /)
-  assert.match(rotifer(root, '--help').stdout, /\n {2}agent .*\n {2}gene .*\n {2}run .*\n {2}test /)
+  assert.match(rotifer(root, '--help').stdout, /\n {2}agent .*\n {2}gene .*\n {2}init .*\n {2}list .*\n {2}wrap .*\n {2}compile .*\n {2}run .*\n {2}test /)
+  // Short options are shown with their long form.
+  assert.match(rotifer(root, 'wrap', '--help').stdout, /\n {2}-d, --domain <domain> /)
 })
 
 test('a wrong command line is one error line and exit code 2', (t) => {
   const root = makeProject(t)
   const cases = [
-    [[], /^error: rotifer: missing command: agent, gene, run or test/],
+    [[], /^error: rotifer: missing command: agent, gene, init, list, wrap, compile, run or test/],
+    [['wrap', 'g', '-x'], /^error: rotifer wrap: unknown option -x/],
+    [['wrap', 'g', '-d', 'Bad Domain'], /^error: rotifer wrap: invalid --domain "Bad Domain": use lower-case letters/],
+    [['wrap', 'g', '--fidelity', 'Full'], /invalid --fidelity "Full": give Wrapped, Hybrid, Native/],
+    [['init', 'a', 'b'], /^error: rotifer init: unexpected argument "b"/],
+    [['init', '../up'], /^error: rotifer init: invalid project name "\.\.\/up"/],
+    [['run', 'g', '--input', '{}', '--no-sandbox=1'], /--no-sandbox takes no value/],
     [['bogus'], /^error: rotifer: unknown command "bogus" \(see rotifer --help\)$/],
     [['agent', 'memory'], /missing command: list, get, log, delete, export, import, backup or restore/],
     [['agent', 'create', 'x', '--genes', 'g', '--nope'], /^error: rotifer agent create: unknown option --nope/],

@@ -95,11 +95,23 @@ describe('WASM genes (R-RUN-2, R-RUN-3)', () => {
     assert.match(oneErrorLine(denied), /is a WASI command \(a TypeScript gene compiled to WASM\) and imports rotifer\.readMemory; compiled TypeScript genes cannot use memory: run the gene as TypeScript/)
   })
 
-  test('gene.wasm wins over index.js in the same folder', async (t) => {
+  test('gene.ir.wasm is the compiled gene and runs; gene.wasm beside a source does not; --no-sandbox runs the source', async (t) => {
     const root = makeProject(t)
     const dir = await addWasmGene(root, 'both', WAT.constant({ from: 'wasm' }))
     fs.writeFileSync(path.join(dir, 'index.js'), 'exports.express = () => ({ from: "js" })')
+    // gene.wasm is what `rotifer compile` turns into gene.ir.wasm: beside a source, the source runs.
+    assert.deepEqual(json(rotifer(root, 'run', 'both', '--input', '{}')), { from: 'js' })
+    // Compiled (gene.ir.wasm; one without IR sections still counts): it runs as WASM.
+    fs.renameSync(path.join(dir, 'gene.wasm'), path.join(dir, 'gene.ir.wasm'))
     assert.deepEqual(json(rotifer(root, 'run', 'both', '--input', '{}')), { from: 'wasm' })
+    assert.deepEqual(json(rotifer(root, 'run', 'both', '--input', '{}', '--no-sandbox')), { from: 'js' })
+    const [listed] = json(rotifer(root, 'list', '--json'))
+    assert.deepEqual([listed.kind, listed.compiled, listed.files], ['wasm', true, ['index.js', 'gene.ir.wasm']])
+    // Without a source, --no-sandbox has nothing to run.
+    fs.rmSync(path.join(dir, 'index.js'))
+    const none = rotifer(root, 'run', 'both', '--input', '{}', '--no-sandbox')
+    assert.equal(none.status, 1)
+    assert.match(oneErrorLine(none), /^error: gene "both" has no source to run without the sandbox: .*leave out --no-sandbox$/)
   })
 })
 

@@ -37,8 +37,11 @@ before(() => {
   project = path.join(work, 'project')
   fs.mkdirSync(path.join(project, 'node_modules'), { recursive: true })
   fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'user-project', version: '1.0.0', private: true }))
-  // The one dependency, copied so the test needs no network; npm installs the tarball itself.
-  fs.cpSync(path.join(REPO, 'node_modules', 'typescript'), path.join(project, 'node_modules', 'typescript'), { recursive: true })
+  // The dependencies (typescript; ajv and its own), copied so the test needs no network; npm
+  // installs the tarball itself.
+  for (const dep of ['typescript', 'ajv', 'fast-deep-equal', 'fast-uri', 'json-schema-traverse', 'require-from-string']) {
+    fs.cpSync(path.join(REPO, 'node_modules', dep), path.join(project, 'node_modules', dep), { recursive: true })
+  }
   assert.notEqual(spawnSync('cargo', ['--version'], { env: { ...process.env, PATH: NO_RUST_PATH } }).status, 0, 'cargo must be off PATH')
   run('npm', ['install', '--offline', '--no-audit', '--no-fund', path.join(work, packed)], {
     cwd: project,

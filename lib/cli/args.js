@@ -5,7 +5,8 @@
 //
 // Option forms: `--name=value` or `--name value` (a value may start with a single `-`, so
 // `--memory-quota -5MB` reaches the quota check); boolean flags take no value; a `list` option
-// takes every following word up to the next option, and commas also separate its items.
+// takes every following word up to the next option, and commas also separate its items. An
+// option may declare a one-letter `short` form (`-d value` for `--domain value`).
 // `--` ends the options.
 
 const { UsageError } = require('./errors')
@@ -42,10 +43,18 @@ function parseArgs(argv, command) {
       onlyPositionals = true
       continue
     }
-    if (!arg.startsWith('--')) throw usage(`unknown option ${arg}`)
-    const eq = arg.indexOf('=')
-    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq)
-    const inline = eq === -1 ? undefined : arg.slice(eq + 1)
+    let name
+    let inline
+    if (!arg.startsWith('--')) {
+      // A short form (`-d value`), for the options that declare one, as upstream's commands do.
+      const short = Object.keys(specs).find((n) => specs[n].short !== undefined && `-${specs[n].short}` === arg)
+      if (short === undefined) throw usage(`unknown option ${arg}`)
+      name = short
+    } else {
+      const eq = arg.indexOf('=')
+      name = eq === -1 ? arg.slice(2) : arg.slice(2, eq)
+      inline = eq === -1 ? undefined : arg.slice(eq + 1)
+    }
     const spec = Object.prototype.hasOwnProperty.call(specs, name) ? specs[name] : undefined
     if (!spec) throw usage(`unknown option --${name}${didYouMean(name, Object.keys(specs), (n) => `--${n}`)}`)
 
@@ -68,7 +77,9 @@ function parseArgs(argv, command) {
   }
 
   const names = command.positionals || []
-  if (positionals.length < names.length) {
+  // Positionals listed in `optionalPositionals` come last and may be left out.
+  const required = names.filter((n) => !(command.optionalPositionals || []).includes(n))
+  if (positionals.length < required.length) {
     throw usage(`missing <${names[positionals.length]}>`)
   }
   if (positionals.length > names.length) {

@@ -81,23 +81,28 @@ function locate(error, dir) {
   return null
 }
 
-/** `express` of a module namespace: the named export, or the default export (or its `express`). */
+/**
+ * `express` of a module namespace: the named export, the default export (or its `express`), or
+ * `main`, as upstream's `rotifer run` accepts (`express || default || main`).
+ */
 function expressOf(ns) {
   if (typeof ns.express === 'function') return ns.express
   const d = ns.default
   if (typeof d === 'function') return d
   if (d && typeof d.express === 'function') return d.express
+  if (typeof ns.main === 'function') return ns.main
+  if (d && typeof d.main === 'function') return d.main
   return null
 }
 
 /**
  * Loads `gene` (from `readGene`) and resolves to its `express` function. A gene may export it
- * by name, as its default export (`export default function express`), or as a property of
- * its default export.
+ * by name, as its default export (`export default function express`), as a property of its
+ * default export, or as `main`.
  */
 async function loadExpress(gene) {
   genesDirs.add(path.dirname(gene.dir))
-  install(path.dirname(path.dirname(gene.dir)))
+  install(gene.root)
   let ns
   try {
     ns = await import(pathToFileURL(gene.entry).href)
@@ -108,7 +113,7 @@ async function loadExpress(gene) {
   }
   const express = expressOf(ns)
   if (typeof express !== 'function') {
-    throw new CliError(`gene "${gene.name}" (${gene.id}): ${displayPath(gene.entry)} does not export a function named "express" (export function express, or export default function express)`)
+    throw new CliError(`gene "${gene.name}" (${gene.id}): ${displayPath(gene.entry)} does not export a function named "express" (export function express, export default function express, or export function main)`)
   }
   return express
 }

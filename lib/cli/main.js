@@ -17,6 +17,9 @@ const transfer = require('./commands/agent-memory-transfer')
 const backups = require('./commands/agent-memory-backup')
 const { run } = require('./commands/run')
 const { test } = require('./commands/test')
+const { init } = require('./commands/init')
+const { wrap } = require('./commands/wrap')
+const { compile } = require('./commands/compile')
 
 /** Command groups hold commands (or more groups); commands have a `run`. */
 const tree = {
@@ -50,8 +53,12 @@ const tree = {
     gene: {
       name: 'gene',
       summary: "list the project's genes and show their v2 ids",
-      commands: { list: gene.list, id: gene.id },
+      commands: { list: gene.geneList, id: gene.id },
     },
+    init,
+    list: gene.list,
+    wrap,
+    compile,
     run,
     test,
   },
@@ -90,7 +97,7 @@ function groupHelp(node) {
 
 function commandHelp(cmd) {
   const rows = Object.entries(cmd.options || {}).map(([name, o]) => [
-    o.type === 'boolean' ? `--${name}` : `--${name} ${o.value || '<value>'}`,
+    (o.short ? `-${o.short}, ` : '') + (o.type === 'boolean' ? `--${name}` : `--${name} ${o.value || '<value>'}`),
     o.help + (o.required ? ' (required)' : ''),
   ])
   rows.push(['-h, --help', 'show this help'])
@@ -134,6 +141,8 @@ async function main(argv, io) {
       throw new UsageError(`unknown ${what}`, node.name || null)
     }
     const args = parseArgs(rest, node)
+    // `rotifer init` makes a new project: it needs none, and a broken one above must not stop it.
+    if (node.needsProject === false) return await node.run({ ...args, cwd: process.cwd(), io })
     const root = findProjectRoot(process.cwd())
     checkProjectFile(root)
     return await node.run({ ...args, root, io })

@@ -10,7 +10,7 @@
 //   {"type":"Try","primary":…,"fallback":…}
 
 const { isDeepStrictEqual } = require('node:util')
-const { GENE_NAME } = require('../cli/project')
+const { isGeneName, GENE_NAME_RULE } = require('../cli/project')
 const { CompositionFailure, isRecoverable } = require('./failures')
 
 const FIELDS = {
@@ -56,7 +56,7 @@ function parseComposition(value, where = 'composition', depth = 0) {
 
   switch (value.type) {
     case 'Gene':
-      if (typeof value.name !== 'string' || !GENE_NAME.test(value.name)) fail(`"name" must be a gene name (letters, digits, ".", "_" and "-"), not ${JSON.stringify(value.name)}`)
+      if (!isGeneName(value.name)) fail(`"name" must be a gene name (${GENE_NAME_RULE}), not ${JSON.stringify(value.name)}`)
       return { type: 'Gene', name: value.name }
     case 'Seq':
       return { type: 'Seq', steps: list('steps') }

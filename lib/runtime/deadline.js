@@ -101,12 +101,13 @@ class GeneWorker {
    * Runs `gene` on `input` (a JSON value) and returns its output. `deadline` is when the gene is
    * stopped; when it comes before `runDeadline` (a `Par` deadline) the gene fails with code
    * TIMEOUT, which a `Try` or the `Par` merge may handle; at the run's deadline the run fails.
+   * `seconds` is the timeout the message names (a test case's own, or the run's).
    */
-  async run(gene, input, { deadline, runDeadline = deadline }) {
+  async run(gene, input, { deadline, runDeadline = deadline, seconds = this.seconds }) {
     if (!this.#tmp) this.#tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-run-'))
     const onTimeout = () => (deadline < runDeadline
       ? geneFailure(gene, failureOf(TIMEOUT, 'stopped at the Par deadline', { text: 'timed out at the Par deadline' }))
-      : new GeneTimeout(gene, this.seconds))
+      : new GeneTimeout(gene, seconds))
     const request = { op: 'run', input: JSON.stringify(input), memory: this.memory, deadline, tmp: this.#tmp }
     const reply = await this.#request(gene, request, deadline, onTimeout)
     if (!reply.ok) throw reply.failure ? geneFailure(gene, reply.failure) : new CliError(reply.error)
@@ -126,7 +127,7 @@ class GeneWorker {
 
 /** What the worker needs of a gene (a structured-clone-safe copy). */
 function plainGene(gene) {
-  return { name: gene.name, dir: gene.dir, entry: gene.entry, wasm: gene.wasm, id: gene.id, domain: gene.domain, phenotype: gene.phenotype }
+  return { name: gene.name, root: gene.root, dir: gene.dir, entry: gene.entry, wasm: gene.wasm, id: gene.id, domain: gene.domain, phenotype: gene.phenotype }
 }
 
 module.exports = { GeneWorker }

@@ -1,7 +1,7 @@
 'use strict'
-// Gene kinds and loading, inside the worker (R-RUN-1): `gene.wasm` is a WASM gene (and wins
-// over an index file, being its compiled form); otherwise `index.ts`/`index.js` runs under Node
-// with `ctx.memory`. Loading happens once per gene and thread, before the first run.
+// Gene kinds and loading, inside the worker (R-RUN-3): a gene whose `wasm` is set (its
+// gene.ir.wasm, or a gene.wasm with no source beside it: see readGene) runs through the WASM
+// gene host; otherwise its `index.ts`/`index.js`/`index.mjs` runs under Node with `ctx.memory`. Loading happens once per gene and thread, before the first run.
 
 const { GeneMemoryAccess } = require('../../index.js')
 const { loadExpress, locate } = require('../cli/gene-loader')

@@ -1,11 +1,16 @@
 'use strict'
 // The gene runtime the CLI commands call (R-RUN): an agent's composition, one gene on its own,
 // or one gene case after case (a test suite). Genes run in a worker thread (deadline.js) that is
-// stopped at the deadline; this file wires the pieces and owns no rule of its own.
+// stopped at the deadline; every gene's input is checked against its inputSchema (schemas.js)
+// before it runs. This file wires the pieces and owns no rule of its own.
 
+const path = require('node:path')
 const { CliError } = require('../cli/errors')
 const { readGene } = require('../cli/project')
+const { problemsText } = require('../json-schema')
 const { GeneWorker } = require('./deadline')
+const { geneSchemas } = require('./schemas')
+const { failureOf, geneFailure } = require('./failures')
 const { parseComposition, compositionOfGenes, leaves, evaluate, CompositionError } = require('./composition')
 
 /** R-RUN-6: the playground's default run limit, in seconds. */
@@ -38,6 +43,10 @@ async function runAgent({ root, agent, input, seconds, notice }) {
       throw new CliError(`agent "${agent.name}": ${e.message}`)
     }
   }
+  // Every schema compiles before anything runs: a broken one stops the run with its place.
+  for (const gene of genes.values()) {
+    geneSchemas(gene).input(null)
+  }
   const deadline = Date.now() + seconds * 1000
   const worker = new GeneWorker({ memory: { agentId: agent.id, root }, seconds })
   try {
@@ -47,7 +56,13 @@ async function runAgent({ root, agent, input, seconds, notice }) {
       deadline,
       notice,
       isWasm: (name) => kinds.get(name) !== 'node',
-      runGene: (name, value, geneDeadline) => worker.run(genes.get(name), value, { deadline: geneDeadline, runDeadline: deadline }),
+      runGene: (name, value, geneDeadline) => {
+        const gene = genes.get(name)
+        const problems = geneSchemas(gene).input(value)
+        // A failure of the gene's (code INVALID_INPUT): a Try falls back on it, as on any other.
+        if (problems) return Promise.reject(geneFailure(gene, failureOf('INVALID_INPUT', inputMessage(gene, problems))))
+        return worker.run(gene, value, { deadline: geneDeadline, runDeadline: deadline })
+      },
     })
   } finally {
     await worker.close()
@@ -60,16 +75,27 @@ async function runAgent({ root, agent, input, seconds, notice }) {
  */
 function geneRunner({ gene, memory, seconds }) {
   const worker = new GeneWorker({ memory, seconds })
-  const deadline = () => Date.now() + seconds * 1000
+  const deadline = (s) => Date.now() + s * 1000
   return {
-    load: () => worker.load(gene, deadline()),
-    run: (input) => worker.run(gene, input, { deadline: deadline() }),
+    load: () => worker.load(gene, deadline(seconds)),
+    /** Runs on `input`; `options.seconds` gives this run its own timeout. */
+    run: (input, options = {}) => worker.run(gene, input, { deadline: deadline(options.seconds || seconds), seconds: options.seconds || seconds }),
     close: () => worker.close(),
   }
 }
 
-/** Runs `gene` once on `input` with memory `{ agentId, root }`: loading and running within `seconds`. */
+/** What is wrong with an input `gene` was given, naming its phenotype, the fields and the rules. */
+function inputMessage(gene, problems) {
+  return `the input does not match the inputSchema of ${path.join(gene.where, 'phenotype.json')}: ${problemsText(problems)}`
+}
+
+/**
+ * Runs `gene` once on `input` with memory `{ agentId, root }`: loading and running within
+ * `seconds`. The input is checked against the gene's inputSchema first.
+ */
 async function runGene({ gene, memory, input, seconds }) {
+  const problems = geneSchemas(gene).input(input)
+  if (problems) throw new CliError(`gene "${gene.name}": ${inputMessage(gene, problems)}; give an input that it accepts`)
   const deadline = Date.now() + seconds * 1000
   const worker = new GeneWorker({ memory, seconds })
   try {

@@ -39,10 +39,12 @@ for (const stream of [process.stdout, process.stderr]) {
 const loaded = new Map()
 
 async function load(gene) {
-  let entry = loaded.get(gene.dir)
+  // By folder and file: `--no-sandbox` runs the source of a gene that is also compiled.
+  const key = `${gene.dir}\0${gene.wasm || gene.entry}`
+  let entry = loaded.get(key)
   if (!entry) {
     entry = await loadGene(gene)
-    loaded.set(gene.dir, entry)
+    loaded.set(key, entry)
   }
   return entry
 }

@@ -1,54 +1,77 @@
 'use strict'
-// `rotifer gene list` and `rotifer gene id <gene>`: the project's genes and their v2 ids (the
-// `geneId` a gene's memory calls are made with; R-ACC-4).
+// `rotifer list` (and its alias `rotifer gene list`), and `rotifer gene id <gene>`: the
+// project's genes, their fidelity, whether they are compiled, and their v2 ids (the `geneId` a
+// gene's memory calls are made with; R-ACC-4, R-RUN-2, R-RUN-3).
 
 const path = require('node:path')
-const { readGene, geneFolders, projectNote } = require('../project')
+const { readGene, geneFolders, genesDirOf, projectNote } = require('../project')
 const { table, useColor, bold } = require('../format')
 
-/** `wasm` when the folder holds gene.wasm (it is what runs), else the entry's language. */
+/** How the gene runs: `wasm` when its compiled file runs, else its source's language. */
 function kindOf(gene) {
   if (gene.wasm) return 'wasm'
-  return gene.entry.endsWith('.ts') ? 'ts' : 'js'
+  return path.extname(gene.entry).slice(1)
 }
 
-const list = {
-  name: 'gene list',
-  summary: "list the project's genes: name, kind, domain and v2 id",
-  usage: 'rotifer gene list [--json]',
-  description: [
-    'Lists every folder of genes/ with its kind (ts, js or wasm: a folder holding gene.wasm is a',
-    'WASM gene), its phenotype domain and its v2 id. A folder that is not a usable gene is listed',
-    'with what is wrong with it.',
-  ],
-  positionals: [],
-  options: {
-    json: { type: 'boolean', help: 'print a JSON array of { name, kind, domain, id } (with error instead for a broken gene)' },
-  },
-  examples: ['rotifer gene list', 'rotifer gene list --json'],
+/** One gene's row for `--json`. */
+function rowOf(gene) {
+  const row = {
+    name: gene.name,
+    kind: kindOf(gene),
+    domain: gene.domain,
+    version: gene.phenotype.version,
+    fidelity: gene.fidelity,
+    compiled: gene.compiled,
+    files: [gene.source, gene.ir, gene.rawWasm].filter(Boolean).map((f) => path.basename(f)),
+    id: gene.id,
+  }
+  if (gene.compiled && !gene.ir) row.hint = `run rotifer compile ${gene.name} to turn gene.wasm into gene.ir.wasm`
+  return row
+}
 
-  async run({ options, root, io }) {
-    const genes = geneFolders(root).map((name) => {
-      try {
-        const gene = readGene(root, name)
-        return { name, kind: kindOf(gene), domain: gene.domain, id: gene.id }
-      } catch (e) {
-        return { name, error: e.message }
+function listCommand(name) {
+  return {
+    name,
+    summary: "list the project's genes: name, domain, fidelity, compiled or not, and Gene ID (v2)",
+    usage: `rotifer ${name} [--json]`,
+    description: [
+      "Lists every folder of the project's genes folder (rotifer.json's genes_dir, default genes/)",
+      'with how it runs (ts, js or mjs under Node; wasm for a compiled gene), its domain, its',
+      'fidelity (Unknown when the phenotype gives none), whether it is compiled (gene.ir.wasm;',
+      'a gene with only gene.wasm counts as compiled and is told to run rotifer compile), and its',
+      'Gene ID (v2). A folder that is not a usable gene is listed with what is wrong with it.',
+      ...(name === 'list' ? [] : ['The same as rotifer list.']),
+    ],
+    positionals: [],
+    options: {
+      json: { type: 'boolean', help: 'print a JSON array of { name, kind, domain, version, fidelity, compiled, files, id, hint? } (with error instead for a broken gene)' },
+    },
+    examples: [`rotifer ${name}`, `rotifer ${name} --json`],
+
+    async run({ options, root, io }) {
+      const genes = geneFolders(root).map((folder) => {
+        try {
+          return rowOf(readGene(root, folder))
+        } catch (e) {
+          return { name: folder, error: e.message }
+        }
+      })
+      if (options.json) {
+        io.out(JSON.stringify(genes, null, 2))
+        return 0
       }
-    })
-    if (options.json) {
-      io.out(JSON.stringify(genes, null, 2))
+      if (genes.length === 0) {
+        io.out(`No genes in ${genesDirOf(root)}${projectNote(root)}; write one with rotifer wrap <gene>`)
+        return 0
+      }
+      const rows = genes.map((g) => (g.error
+        ? [g.name, '-', '-', '-', '-', `error: ${g.error}`]
+        : [g.name, g.kind, g.domain, g.fidelity || 'Unknown', g.hint ? `gene.wasm only: run rotifer compile ${g.name}` : g.compiled ? 'yes' : 'no', g.id]))
+      const color = useColor(process.stdout)
+      io.out(table(['NAME', 'KIND', 'DOMAIN', 'FIDELITY', 'COMPILED', 'GENE ID (V2)'], rows, { style: (line, n) => (n === 0 && color ? bold(line) : line) }))
       return 0
-    }
-    if (genes.length === 0) {
-      io.out(`No genes in ${path.join(root, 'genes')}${projectNote(root)}`)
-      return 0
-    }
-    const rows = genes.map((g) => (g.error ? [g.name, '-', '-', `error: ${g.error}`] : [g.name, g.kind, g.domain, g.id]))
-    const color = useColor(process.stdout)
-    io.out(table(['NAME', 'KIND', 'DOMAIN', 'V2 ID'], rows, { style: (line, n) => (n === 0 && color ? bold(line) : line) }))
-    return 0
-  },
+    },
+  }
 }
 
 const id = {
@@ -56,9 +79,10 @@ const id = {
   summary: "print a gene's v2 id (the geneId of its memory calls)",
   usage: 'rotifer gene id <gene>',
   description: [
-    "Prints the v2 id of genes/<gene>/: `v2:` and the SHA-256 of its phenotype.json (sorted keys,",
-    'without irHash). It is the geneId to give GeneMemoryOptions and createTestMemory, and the',
-    'createdBy of the entries the gene writes. Any change to the phenotype gives a new id.',
+    "Prints the v2 id of the gene: `v2:` and the SHA-256 of its phenotype.json (sorted keys,",
+    "without irHash), upstream's Gene ID with v2: in front. It is the geneId to give",
+    'GeneMemoryOptions and createTestMemory, and the createdBy of the entries the gene writes.',
+    'Any change to the phenotype gives a new id.',
   ],
   positionals: ['gene'],
   options: {},
@@ -71,4 +95,4 @@ const id = {
   },
 }
 
-module.exports = { list, id }
+module.exports = { list: listCommand('list'), geneList: listCommand('gene list'), id }

@@ -1,0 +1,32 @@
+'use strict'
+// A gene's contract, checked (R-RUN-9): its phenotype's `inputSchema` and `outputSchema`,
+// compiled once per gene and process, on first use. `run` and `agent run` check every gene's
+// input against its inputSchema before the gene sees it; `rotifer test` checks inputs and
+// outputs.
+
+const path = require('node:path')
+const { compileSchema } = require('../json-schema')
+
+const compiled = new Map()
+
+/**
+ * `{ input(value), output(value) }` of `gene` (from readGene): each null when `value` conforms,
+ * else the problems (field and rule). An invalid schema throws a CliError naming it.
+ */
+function geneSchemas(gene) {
+  const key = `${gene.dir}\0${gene.id}`
+  let entry = compiled.get(key)
+  if (!entry) {
+    const where = (field) => `${path.join(gene.where || gene.dir, 'phenotype.json')}: "${field}"`
+    let input = null
+    let output = null
+    entry = {
+      input: (value) => (input = input || compileSchema(gene.phenotype.inputSchema, where('inputSchema')))(value),
+      output: (value) => (output = output || compileSchema(gene.phenotype.outputSchema, where('outputSchema')))(value),
+    }
+    compiled.set(key, entry)
+  }
+  return entry
+}
+
+module.exports = { geneSchemas }
