@@ -112,6 +112,12 @@ test('backup while another process writes is one consistent snapshot; restore is
   assert.equal(restoreLines.length, 1)
   assert.equal(restoreLines[0].actor, 'deployer')
   assert.equal(restoreLines[0].agentId, agent.id)
+  // The log view shows it, committed, with what it did.
+  const logged = json(rotifer(root, 'agent', 'memory', 'log', 'busy', '--action', 'restore', '--json'))
+  assert.equal(logged.length, 1)
+  assert.equal(logged[0].committed, true)
+  assert.match(logged[0].reason, /restored from .*busy\.backup\.db by the deployer/)
+  assert.match(rotifer(root, 'agent', 'memory', 'log', 'busy', '--action', 'restore').stdout, /restore +deployer .*restored from/)
   // The agent's quota is the database's, not the backup's: kept.
   assert.equal(memory.inspectAgentMemory({ agentId: agent.id, root }).quota, 4 * 1024 * 1024)
 })

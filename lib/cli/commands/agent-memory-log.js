@@ -15,7 +15,7 @@ const { table } = require('../format')
 const REFUSAL_KEY_BYTES = 64
 const REFUSALS = ['memory.access_denied', 'memory.quota_reject']
 
-const ACTIONS = ['create', 'update', 'delete', 'evict', 'expire', 'quota_reject', 'access_denied']
+const ACTIONS = ['create', 'update', 'delete', 'evict', 'expire', 'restore', 'quota_reject', 'access_denied']
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i
 
 function parseSince(text) {
@@ -64,6 +64,7 @@ function detailText(l) {
   }
   if (l.action === 'memory.access_denied') return `${l.op || '?'}: ${l.reason || l.code || ''}`
   if (l.action === 'memory.quota_reject') return `needed ${l.needed} more, quota ${l.quota}, used ${l.used}, evictable ${l.evictable}`
+  if (l.action === 'memory.restore') return l.reason || ''
   return ''
 }
 
