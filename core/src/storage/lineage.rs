@@ -293,6 +293,160 @@ pub fn describe_orphaned(db: &Path, orphaned: &[PathBuf]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A folder with a "database" (plain bytes: the stamp judges files, not SQL) and its stamp.
+    struct Dir(PathBuf);
+    impl Dir {
+        fn new() -> Dir {
+            let d = std::env::temp_dir().join(format!("rotifer-lineage-{}", super::super::files::unique_suffix()));
+            std::fs::create_dir(&d).unwrap();
+            std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+            let dir = Dir(d);
+            std::fs::write(dir.db(), b"the database as a checkpoint left it").unwrap();
+            Lineage::lock(&dir.db()).unwrap().stamp_now().unwrap();
+            dir
+        }
+        fn db(&self) -> PathBuf {
+            self.0.join("a.db")
+        }
+        fn with_wal(&self) -> &Dir {
+            std::fs::write(companion(&self.db(), "-wal"), vec![7u8; 100]).unwrap();
+            std::fs::write(companion(&self.db(), "-shm"), vec![9u8; 10]).unwrap();
+            self
+        }
+        fn judge(&self) -> Found {
+            Lineage::lock(&self.db()).unwrap().judge_at_open().unwrap()
+        }
+        fn names(&self) -> Vec<String> {
+            let mut n: Vec<String> = std::fs::read_dir(&self.0).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+            n.sort();
+            n
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// Rewrites the file in place with other bytes of the same size (as `cp` of a backup does),
+    /// making sure its times move.
+    fn written_over(db: &Path) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::fs::write(db, b"a backup, copied over it by hand!!!").unwrap();
+    }
+
+    #[test]
+    fn a_database_as_stamped_keeps_its_wal() {
+        let d = Dir::new();
+        d.with_wal();
+        assert_eq!(d.judge(), Found::Consistent);
+        assert_eq!(d.names(), ["a.db", "a.db-lineage", "a.db-shm", "a.db-wal"]);
+    }
+
+    #[test]
+    fn a_database_written_over_gets_its_wal_moved_aside_whole() {
+        let d = Dir::new();
+        d.with_wal();
+        written_over(&d.db());
+        let Found::Replaced { orphaned } = d.judge() else { panic!("not judged replaced") };
+        assert_eq!(orphaned.len(), 2);
+        let names = d.names();
+        assert!(!names.contains(&"a.db-wal".to_string()) && !names.contains(&"a.db-shm".to_string()), "{names:?}");
+        let wal = orphaned.iter().find(|p| p.to_string_lossy().contains("a.db-wal.orphaned-")).expect("the WAL is kept aside");
+        assert_eq!(std::fs::read(wal).unwrap(), vec![7u8; 100], "whole");
+        // Judged once: the next open finds the file as the last one left it.
+        assert_eq!(d.judge(), Found::Consistent);
+    }
+
+    #[test]
+    fn a_database_moved_over_is_replaced_even_with_the_same_bytes() {
+        let d = Dir::new();
+        d.with_wal();
+        let copy = d.0.join("copy");
+        std::fs::copy(d.db(), &copy).unwrap();
+        std::fs::rename(&copy, d.db()).unwrap();
+        assert!(matches!(d.judge(), Found::Replaced { .. }));
+    }
+
+    #[test]
+    fn without_a_wal_a_change_of_contents_is_reported_and_one_of_attributes_is_not() {
+        let d = Dir::new();
+        std::fs::set_permissions(d.db(), std::fs::Permissions::from_mode(0o600)).unwrap(); // ctime only
+        assert_eq!(d.judge(), Found::Consistent);
+        written_over(&d.db());
+        assert_eq!(d.judge(), Found::Replaced { orphaned: vec![] });
+        assert_eq!(d.judge(), Found::Consistent, "the stamp names the new file");
+    }
+
+    #[test]
+    fn with_a_wal_even_a_change_of_attributes_alone_is_not_trusted() {
+        // The same contents' times with a new change time is also what `cp -p` of a backup taken
+        // at the last checkpoint leaves: the WAL would undo the restore.
+        let d = Dir::new();
+        d.with_wal();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::fs::set_permissions(d.db(), std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(matches!(d.judge(), Found::Replaced { .. }));
+    }
+
+    #[test]
+    fn a_stamp_copied_with_its_database_or_left_checkpointing_trusts_the_wal() {
+        let d = Dir::new();
+        d.with_wal();
+        // The whole folder copied: every inode new, the stamp's own included.
+        let e = Dir::new();
+        for name in ["a.db", "a.db-wal", "a.db-shm", "a.db-lineage"] {
+            std::fs::remove_file(e.0.join(name)).ok();
+            std::fs::copy(d.0.join(name), e.0.join(name)).unwrap();
+        }
+        assert_eq!(e.judge(), Found::Consistent);
+        assert!(e.names().contains(&"a.db-wal".to_string()));
+        // A checkpoint cut short: the file changed under a stamp saying so.
+        let l = Lineage::lock(&d.db()).unwrap();
+        assert!(l.begin_checkpoint().unwrap());
+        drop(l); // killed here
+        written_over(&d.db());
+        assert_eq!(d.judge(), Found::Consistent);
+    }
+
+    #[test]
+    fn a_checkpoint_runs_only_into_the_file_the_stamp_names() {
+        let d = Dir::new();
+        let l = Lineage::lock(&d.db()).unwrap();
+        assert!(l.begin_checkpoint().unwrap());
+        l.end_checkpoint().unwrap();
+        drop(l);
+        std::fs::set_permissions(d.db(), std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(Lineage::lock(&d.db()).unwrap().begin_checkpoint().unwrap(), "attributes alone: still the file");
+        let d = Dir::new();
+        written_over(&d.db());
+        assert!(!Lineage::lock(&d.db()).unwrap().begin_checkpoint().unwrap(), "written over since: never checkpointed into");
+    }
+
+    #[test]
+    fn only_the_wal_a_process_opened_is_moved_aside_by_it() {
+        let d = Dir::new();
+        d.with_wal();
+        let wal = companion(&d.db(), "-wal");
+        let m = std::fs::metadata(&wal).unwrap();
+        let ours = vec![(wal.clone(), m.dev(), m.ino() + 1)]; // not the file there now
+        assert_eq!(Lineage::lock(&d.db()).unwrap().move_aside(Some(&ours)).unwrap(), Vec::<PathBuf>::new());
+        assert!(wal.exists());
+        let ours = vec![(wal.clone(), m.dev(), m.ino())];
+        let moved = Lineage::lock(&d.db()).unwrap().move_aside(Some(&ours)).unwrap();
+        assert_eq!(moved.len(), 1, "the -shm is not in the list, so it stays");
+        assert!(!wal.exists());
+    }
+
+    #[test]
+    fn a_stamp_that_is_not_ours_is_refused() {
+        let d = Dir::new();
+        std::fs::set_permissions(Lineage::path_of(&d.db()), std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = Lineage::lock(&d.db()).err().expect("refused");
+        assert!(e.message.contains("a.db-lineage"), "{}", e.message);
+    }
 
     #[test]
     fn records_round_trip_and_damaged_ones_are_unknown() {
