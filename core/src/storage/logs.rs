@@ -30,11 +30,16 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// append.
 ///
 /// Rotation (R-AUD-7, `rotation`): an append that leaves the file at `max_size` bytes or more
-/// renames it to `<name>.1.jsonl` (and `.1` to `.2` …, the one past `keep` dropped). Every append
-/// holds a shared `flock` on the log's lock file (`<name>.lock`) from the check that its
-/// descriptor is still the file at the path to the end of its `write`, and a rotation holds it
-/// exclusively: no line goes into a file renamed or dropped under it, in any process, and a
-/// writer holding a renamed file opens the new one first.
+/// renames it to `<name>.1.jsonl` (and `.1` to `.2` …, the one past `keep` dropped), holding the
+/// log's lock file (`<name>.lock`) exclusively, as readers of every file hold it shared. An
+/// append takes no lock of its own: a rotation is a rename in the log's folder, which the kernel
+/// reports like any move (`PathWatch`), and every changing call reads those reports once it
+/// holds its agent's write lock. So a writer notices a rotation made before its call and opens
+/// the new file; one made while it writes (microseconds) puts its line at the end of the file
+/// just renamed, where it is kept and read in order: lines of attempts at one transaction,
+/// which the commit judgement compares, are made under the agent's write lock one after the
+/// other and so never change order. A line could only be lost if `keep` rotations ran within
+/// one append.
 pub fn append_lines(path: &Path, bytes: &[u8], look: Look, prepare: &dyn Fn() -> Result<()>, rotation: Option<Rotation>) -> Result<()> {
     let mut log = open_logs().get_or_open(path, look, prepare)?;
     for reopened in [false, true] {
@@ -42,22 +47,19 @@ pub fn append_lines(path: &Path, bytes: &[u8], look: Look, prepare: &dyn Fn() ->
         // one through an older descriptor of the same log (replaced while its writer still
         // held it). An append is one `write`; logs of other roots wait that long at most.
         let appending = APPENDING.lock().unwrap_or_else(|e| e.into_inner());
-        let shared = log.lock.hold(libc::LOCK_SH).map_err(|e| append_failed(&lock_path(path), e))?;
         let meta = log.file.metadata().map_err(|e| append_failed(path, e))?;
-        if meta.nlink() == 0 || !names_it(path, &meta) {
+        if meta.nlink() == 0 {
             if reopened {
-                break; // moved or deleted again as it was opened: no line goes into a file with no name
+                break; // deleted again as it was opened: no line goes into a file with no name
             }
-            // Rotated by another process, or moved or deleted with no report yet from its
-            // folder: the file now at the path.
-            drop((shared, appending));
+            // Deleted with no report from its folder (it has no name left): a new one.
+            drop(appending);
             open_logs().forget(path, &log);
             log = open_logs().get_or_open(path, Look::Now, prepare)?;
             continue;
         }
         refuse_untrusted_file(path, &meta)?;
         let end = log.append(path, &meta, bytes)?;
-        drop(shared);
         if let Some(r) = rotation.filter(|r| end >= r.max_size) {
             // Best effort: the lines are written, and the next append past the size tries again.
             let _ = log.rotate(path, r);
@@ -65,11 +67,6 @@ pub fn append_lines(path: &Path, bytes: &[u8], look: Look, prepare: &dyn Fn() ->
         return Ok(());
     }
     Err(append_failed(path, "it was moved or deleted as it was opened"))
-}
-
-/// Whether `path` (not followed if a link) names the file `meta` describes.
-fn names_it(path: &Path, meta: &Metadata) -> bool {
-    fs::symlink_metadata(path).is_ok_and(|m| m.ino() == meta.ino() && m.dev() == meta.dev())
 }
 
 fn append_failed(path: &Path, e: impl std::fmt::Display) -> MemoryError {
