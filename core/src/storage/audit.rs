@@ -194,12 +194,13 @@ impl<'a> AuditBatch<'a> {
     }
 
     /// Appends the line of a restore (R-HOST-1b): `reason` says what happened, `size` the bytes
-    /// the agent holds after it. `tx`: its transaction, which a restore numbers itself, past every
-    /// number in use before it.
-    pub fn record_restore(&mut self, actor: Actor<'_>, reason: &str, size: Option<u64>, tx: i64) {
+    /// the agent holds after it. `tx`: the transaction number the line carries, if not this
+    /// attempt's own (a restore found at open numbers itself past every number the log holds,
+    /// lines of a database that is gone among them).
+    pub fn record_restore(&mut self, actor: Actor<'_>, reason: &str, size: Option<u64>, tx: Option<i64>) {
         let mut line = make_line(self.agent_id, self.now, Action::Restore, actor, Subject { size, ..Subject::default() }, None, None);
         line.reason = Some(reason);
-        line.tx = Some(tx);
+        line.tx = tx.or(self.tx);
         line.tx_line = self.next_tx_line();
         write_json_line(&mut self.lines, &line);
     }

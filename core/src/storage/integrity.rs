@@ -191,28 +191,96 @@ impl DbFile {
                 "was written over while in use (a backup copied over it?); nothing was changed, and this process will not write its changes back into it",
             ));
         }
-        // A checkpoint of this WAL surely wrote it (same salts, its counters moved), perhaps
-        // another program's (sqlite3's `PRAGMA wal_checkpoint`), which the lineage stamp did not
-        // see: the stamp names the file as that left it. Across a WAL restart it cannot be told
-        // (see `explains_writes_since`), and the stamp is left to judge at the next checkpoint.
-        let surely = last.is_some_and(|last| last.salts == mark.salts);
+        let previous = *last;
         *last = Some(mark);
         drop(last);
-        if surely {
-            let _ = super::lineage::Lineage::lock(&self.path).and_then(|l| l.stamp_now());
+        self.judge_against_the_stamp(previous, mark)
+    }
+
+    /// The counters moved: a checkpoint wrote the file. Every checkpoint of this package leaves
+    /// the lineage stamp naming the file, so a stamp that still does says so. One that does not
+    /// was written by a checkpoint of another program (sqlite3's `PRAGMA wal_checkpoint`) — or a
+    /// backup was copied over the file after one, which the counters cannot tell: only when
+    /// every page that checkpoint copied (the WAL's backfilled frames, same salts) is in the file
+    /// as the WAL holds it is the stamp moved to the file as it is. Otherwise the file is taken
+    /// for written over: a restore is never vouched for.
+    fn judge_against_the_stamp(&self, previous: Option<CheckpointMark>, mark: CheckpointMark) -> Result<()> {
+        let lineage = super::lineage::Lineage::lock(&self.path)?;
+        if lineage.names_the_database()? {
+            return Ok(());
         }
-        Ok(())
+        let same_wal = previous.is_some_and(|p| p.salts == mark.salts);
+        if same_wal && self.backfilled_pages_are_in_the_file(mark) {
+            return lineage.stamp_now();
+        }
+        self.overwritten.store(true, Ordering::Release);
+        Err(storage(
+            &self.path,
+            "was written while in use by something that is not a checkpoint of this package (a backup copied over it, or another program's checkpoint); nothing was changed, and this process will not write its changes back into it",
+        ))
+    }
+
+    /// Whether each page of the WAL's first `mark.backfilled` frames (of its current salts) is
+    /// in the database file as the latest of those frames holds it: what a checkpoint of them
+    /// leaves. Reads the `-wal` through a descriptor of its own (SQLite locks no byte of it) and
+    /// the database through the one this store keeps.
+    fn backfilled_pages_are_in_the_file(&self, mark: CheckpointMark) -> bool {
+        use std::os::unix::fs::{FileExt, OpenOptionsExt};
+        let wal_path = PathBuf::from(format!("{}-wal", self.path.display()));
+        let Ok(wal) = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(&wal_path) else { return false };
+        let mut header = [0u8; 32];
+        if wal.read_exact_at(&mut header, 0).is_err() {
+            return false;
+        }
+        let be = |b: &[u8], at: usize| u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+        let page = be(&header, 8) as u64;
+        // The WAL index keeps the salts as the header's bytes, unconverted.
+        let salts: Vec<u8> = mark.salts.iter().flat_map(|s| s.to_ne_bytes()).collect();
+        if !(512..=65536).contains(&page) || header[16..24] != salts[..] {
+            return false;
+        }
+        let frame = 24 + page;
+        let mut latest: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
+        let mut head = [0u8; 24];
+        for i in 0..mark.backfilled as u64 {
+            let at = 32 + i * frame;
+            if wal.read_exact_at(&mut head, at).is_err() || head[8..16] != header[16..24] {
+                return false;
+            }
+            latest.insert(be(&head, 0), at + 24);
+        }
+        let (mut in_wal, mut in_file) = (vec![0u8; page as usize], vec![0u8; page as usize]);
+        latest.iter().all(|(&pgno, &at)| {
+            pgno > 0
+                && wal.read_exact_at(&mut in_wal, at).is_ok()
+                && self.file.read_exact_at(&mut in_file, (pgno as u64 - 1) * page).is_ok()
+                && in_wal == in_file
+        })
+    }
+
+    /// After a checkpoint of this process (bracketed by the lineage stamp): where checkpoints
+    /// stand now, the writes it made taken as judged. A later write to the file is judged
+    /// against this mark: a backup copied over the file after this checkpoint moves no counter.
+    pub fn checkpointed(&self, conn: &rusqlite::Connection) {
+        let Some(w) = &self.watch else { return };
+        let Some(wal) = WalIndex::of(conn) else { return };
+        if let Some((mark, _)) = wal.mark_quiet(w) {
+            *lock(&self.mark) = Some(mark);
+        }
     }
 
     /// After a commit of this process: if it started a new WAL (new salts), the mark moves
     /// with it, so that a write to the file after it is judged against a mark of the same WAL.
+    ///
+    /// A new WAL is also noted in the lineage stamp, which then knows it by its salts.
     pub fn committed(&self, conn: &rusqlite::Connection) {
         let Some(w) = &self.watch else { return };
         let Some(wal) = WalIndex::of(conn) else { return };
-        let mut last = lock(&self.mark);
-        if last.is_some_and(|m| m.salts == wal.salts()) {
+        if lock(&self.mark).is_some_and(|m| m.salts == wal.salts()) {
             return;
         }
+        let _ = super::lineage::Lineage::lock(&self.path).and_then(|l| l.note_wal());
+        let mut last = lock(&self.mark);
         match wal.mark_quiet(w) {
             // Writes reported meanwhile (this commit's own checkpoint, say) wait for judgement
             // against the older mark.

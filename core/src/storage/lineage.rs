@@ -73,8 +73,12 @@ enum State {
 struct Record {
     state: State,
     db: FileId,
-    /// The stamp file's own device and inode: a stamp copied elsewhere vouches for nothing.
+    /// The stamp file's own device and inode: a stamp copied elsewhere vouches for nothing
+    /// about the file beside it, only for a WAL with these salts.
     own: (u64, u64),
+    /// The salts of the WAL when it was stamped (new at each WAL restart), if there was one: a
+    /// stamp copied along with its database and WAL knows that WAL by them.
+    wal: Option<[u32; 2]>,
 }
 
 impl Record {
@@ -84,8 +88,12 @@ impl Record {
             State::Checkpointing => "checkpointing",
         };
         let d = &self.db;
+        let wal = match self.wal {
+            Some([a, b]) => format!("{a} {b}"),
+            None => "- -".to_string(),
+        };
         let text = format!(
-            "{MAGIC} 1 {state} {} {} {}.{} {}.{} {} {} {}",
+            "{MAGIC} 2 {state} {} {} {}.{} {}.{} {} {} {} {wal}",
             d.dev, d.ino, d.ctime.0, d.ctime.1, d.mtime.0, d.mtime.1, d.size, self.own.0, self.own.1
         );
         let mut out = [b' '; RECORD_BYTES];
@@ -97,9 +105,14 @@ impl Record {
     fn decode(bytes: &[u8]) -> Option<Record> {
         let text = std::str::from_utf8(bytes).ok()?;
         let f: Vec<&str> = text.split_ascii_whitespace().collect();
-        if f.len() != 10 || f[0] != MAGIC || f[1] != "1" {
-            return None;
-        }
+        let wal = match (f.first(), f.get(1), f.len()) {
+            (Some(&MAGIC), Some(&"1"), 10) => None,
+            (Some(&MAGIC), Some(&"2"), 12) => match (f[10], f[11]) {
+                ("-", "-") => None,
+                (a, b) => Some([a.parse().ok()?, b.parse().ok()?]),
+            },
+            _ => return None,
+        };
         let state = match f[2] {
             "clean" => State::Clean,
             "checkpointing" => State::Checkpointing,
@@ -113,6 +126,7 @@ impl Record {
             state,
             db: FileId { dev: f[3].parse().ok()?, ino: f[4].parse().ok()?, ctime: time(f[5])?, mtime: time(f[6])?, size: f[7].parse().ok()? },
             own: (f[8].parse().ok()?, f[9].parse().ok()?),
+            wal,
         })
     }
 }
@@ -182,7 +196,7 @@ impl Lineage {
     }
 
     fn write(&self, state: State, db: FileId) -> Result<()> {
-        let record = Record { state, db, own: self.own };
+        let record = Record { state, db, own: self.own, wal: wal_salts(&self.db) };
         if self.known.get() == Some(record) {
             return Ok(());
         }
@@ -209,23 +223,41 @@ impl Lineage {
     pub fn judge_at_open(&self) -> Result<Found> {
         let db = self.db_now()?;
         let record = self.read();
-        let vouches = record.filter(|r| r.own == self.own && r.state == State::Clean);
-        let found = match vouches {
-            // No stamp, one copied with the database, or a checkpoint cut short: as it is.
-            None => Found::Consistent,
-            Some(r) if r.db == db => Found::Consistent,
-            Some(r) => {
-                let wal = companion(&self.db, "-wal");
-                let has_frames = std::fs::symlink_metadata(&wal).is_ok_and(|m| m.len() > WAL_HEADER_BYTES);
-                if !has_frames && r.db.same_contents(&db) {
-                    Found::Consistent // only its owner, mode or links changed; no WAL to judge
-                } else {
-                    Found::Replaced { orphaned: self.move_aside(None)? }
-                }
-            }
+        let has_frames = std::fs::symlink_metadata(companion(&self.db, "-wal")).is_ok_and(|m| m.len() > WAL_HEADER_BYTES);
+        let consistent = match record {
+            // No stamp (an earlier version's database), or a checkpoint cut short: as it is.
+            None => true,
+            Some(r) if r.state == State::Checkpointing => true,
+            // Copied or moved along with its database: it vouches only for the WAL it saw.
+            Some(r) if r.own != self.own => !has_frames || (r.wal.is_some() && r.wal == wal_salts(&self.db)),
+            // Same inode, modification time and size: only checkpoints write the file, and each
+            // moves its modification time; a new change time alone is an owner, mode or link
+            // changed (`chmod`, `chown -R`, a copy put back with `cp -a`).
+            Some(r) => r.db.same_contents(&db),
+        };
+        let found = if consistent {
+            Found::Consistent
+        } else if has_frames {
+            Found::Replaced { orphaned: self.move_aside(None)? }
+        } else {
+            Found::Replaced { orphaned: Vec::new() }
         };
         self.write(State::Clean, db)?;
         Ok(found)
+    }
+
+    /// After a commit that started a new WAL (new salts): the stamp knows the WAL by them.
+    pub fn note_wal(&self) -> Result<()> {
+        match self.read() {
+            Some(r) if r.own == self.own && r.state == State::Clean => self.write(State::Clean, r.db),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the database is the file the stamp names (as a checkpoint of this package left it).
+    pub fn names_the_database(&self) -> Result<bool> {
+        let db = self.db_now()?;
+        Ok(self.read().is_some_and(|r| r.own == self.own && r.state == State::Clean && r.db == db))
     }
 
     /// Before anything that may write the database file from its WAL (a checkpoint, a close):
@@ -273,6 +305,17 @@ impl Lineage {
     }
 }
 
+/// The salts in the header of the database's WAL, if it has one. Read through a descriptor of
+/// the `-wal`, on which SQLite holds no lock (its locks are on the database and the `-shm`).
+fn wal_salts(db: &Path) -> Option<[u32; 2]> {
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK).open(companion(db, "-wal")).ok()?;
+    let mut header = [0u8; WAL_HEADER_BYTES as usize];
+    file.read_exact_at(&mut header, 0).ok()?;
+    let be = |at: usize| u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]]);
+    // 0x377f0682 or 0x377f0683: a WAL header (the low bit is the checksum byte order).
+    (be(0) & !1 == 0x377f_0682).then(|| [be(16), be(20)])
+}
+
 fn companion(db: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(format!("{}{suffix}", db.display()))
 }
@@ -310,10 +353,18 @@ mod tests {
         fn db(&self) -> PathBuf {
             self.0.join("a.db")
         }
-        fn with_wal(&self) -> &Dir {
-            std::fs::write(companion(&self.db(), "-wal"), vec![7u8; 100]).unwrap();
+        /// A WAL with salts `salts` and some frames, and its `-shm`.
+        fn with_wal_of(&self, salts: [u32; 2]) -> &Dir {
+            let mut wal = vec![7u8; 100];
+            wal[..4].copy_from_slice(&0x377f_0682u32.to_be_bytes());
+            wal[16..20].copy_from_slice(&salts[0].to_be_bytes());
+            wal[20..24].copy_from_slice(&salts[1].to_be_bytes());
+            std::fs::write(companion(&self.db(), "-wal"), wal).unwrap();
             std::fs::write(companion(&self.db(), "-shm"), vec![9u8; 10]).unwrap();
             self
+        }
+        fn with_wal(&self) -> &Dir {
+            self.with_wal_of([1, 2])
         }
         fn judge(&self) -> Found {
             Lineage::lock(&self.db()).unwrap().judge_at_open().unwrap()
@@ -355,7 +406,8 @@ mod tests {
         let names = d.names();
         assert!(!names.contains(&"a.db-wal".to_string()) && !names.contains(&"a.db-shm".to_string()), "{names:?}");
         let wal = orphaned.iter().find(|p| p.to_string_lossy().contains("a.db-wal.orphaned-")).expect("the WAL is kept aside");
-        assert_eq!(std::fs::read(wal).unwrap(), vec![7u8; 100], "whole");
+        let kept = std::fs::read(wal).unwrap();
+        assert_eq!((kept.len(), &kept[24..]), (100, &[7u8; 76][..]), "whole");
         // Judged once: the next open finds the file as the last one left it.
         assert_eq!(d.judge(), Found::Consistent);
     }
@@ -381,20 +433,50 @@ mod tests {
     }
 
     #[test]
-    fn with_a_wal_even_a_change_of_attributes_alone_is_not_trusted() {
-        // The same contents' times with a new change time is also what `cp -p` of a backup taken
-        // at the last checkpoint leaves: the WAL would undo the restore.
+    fn with_a_wal_a_change_of_attributes_alone_keeps_it() {
+        // `chmod`, `chown -R`, a copy put back with `cp -a`: same inode, modification time, size.
         let d = Dir::new();
         d.with_wal();
         std::thread::sleep(std::time::Duration::from_millis(5));
         std::fs::set_permissions(d.db(), std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(d.judge(), Found::Consistent);
+        assert!(d.names().contains(&"a.db-wal".to_string()));
+    }
+
+    #[test]
+    fn a_stamp_moved_along_with_its_database_vouches_only_for_the_wal_it_saw() {
+        // The database and its stamp saved while a WAL of salts [5, 6] was there.
+        let d = Dir::new();
+        d.with_wal_of([5, 6]);
+        Lineage::lock(&d.db()).unwrap().stamp_now().unwrap();
+        let saved = Dir::new();
+        for name in ["a.db", "a.db-lineage"] {
+            std::fs::remove_file(saved.0.join(name)).ok();
+            std::fs::copy(d.0.join(name), saved.0.join(name)).unwrap();
+        }
+        // Put back (`mv`) beside another WAL: a stale one, written since, is never replayed.
+        d.with_wal_of([9, 9]);
+        for name in ["a.db", "a.db-lineage"] {
+            std::fs::rename(saved.0.join(name), d.0.join(name)).unwrap();
+        }
         assert!(matches!(d.judge(), Found::Replaced { .. }));
+        // Beside the WAL it was saved with, it is trusted.
+        let e = Dir::new();
+        e.with_wal_of([5, 6]);
+        Lineage::lock(&e.db()).unwrap().stamp_now().unwrap();
+        let f = Dir::new();
+        for name in ["a.db", "a.db-lineage", "a.db-wal", "a.db-shm"] {
+            std::fs::remove_file(f.0.join(name)).ok();
+            std::fs::copy(e.0.join(name), f.0.join(name)).unwrap();
+        }
+        assert_eq!(f.judge(), Found::Consistent);
     }
 
     #[test]
     fn a_stamp_copied_with_its_database_or_left_checkpointing_trusts_the_wal() {
         let d = Dir::new();
         d.with_wal();
+        Lineage::lock(&d.db()).unwrap().note_wal().unwrap(); // as a commit starting a WAL does
         // The whole folder copied: every inode new, the stamp's own included.
         let e = Dir::new();
         for name in ["a.db", "a.db-wal", "a.db-shm", "a.db-lineage"] {
@@ -441,6 +523,50 @@ mod tests {
     }
 
     #[test]
+    fn a_checkpoint_ends_with_the_stamp_naming_the_file_it_left() {
+        let d = Dir::new();
+        let l = Lineage::lock(&d.db()).unwrap();
+        assert!(l.begin_checkpoint().unwrap());
+        assert!(!l.names_the_database().unwrap(), "checkpointing: the stamp names no file");
+        written_over(&d.db()); // the checkpoint's own writes
+        l.end_checkpoint().unwrap();
+        assert!(l.names_the_database().unwrap());
+        drop(l);
+        assert_eq!(d.judge(), Found::Consistent);
+    }
+
+    #[test]
+    fn a_wal_of_a_header_alone_has_nothing_to_replay() {
+        let d = Dir::new();
+        std::fs::write(companion(&d.db(), "-wal"), [0u8; WAL_HEADER_BYTES as usize]).unwrap();
+        written_over(&d.db());
+        assert_eq!(d.judge(), Found::Replaced { orphaned: vec![] }, "reported, nothing moved");
+        assert!(d.names().contains(&"a.db-wal".to_string()));
+    }
+
+    #[test]
+    fn a_symlink_at_the_stamp_is_never_followed() {
+        let d = Dir::new();
+        let elsewhere = d.0.join("elsewhere");
+        std::fs::write(&elsewhere, b"not a stamp").unwrap();
+        std::fs::remove_file(Lineage::path_of(&d.db())).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, Lineage::path_of(&d.db())).unwrap();
+        assert!(Lineage::lock(&d.db()).is_err());
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), b"not a stamp");
+    }
+
+    #[test]
+    fn the_warning_names_the_files_moved_aside_and_what_to_do() {
+        let db = Path::new("/p/.rotifer/memory/a.db");
+        let moved = [PathBuf::from("/p/.rotifer/memory/a.db-wal.orphaned-x"), PathBuf::from("/p/.rotifer/memory/a.db-shm.orphaned-x")];
+        let text = describe_orphaned(db, &moved);
+        assert!(text.contains("a.db-wal.orphaned-x") && text.contains("a.db-shm.orphaned-x") && text.contains("never replayed"), "{text}");
+        assert!(text.contains("delete the moved files"), "{text}");
+        let text = describe_orphaned(db, &[]);
+        assert!(text.contains("/p/.rotifer/memory/a.db") && text.contains("used as it is"), "{text}");
+    }
+
+    #[test]
     fn a_stamp_that_is_not_ours_is_refused() {
         let d = Dir::new();
         std::fs::set_permissions(Lineage::path_of(&d.db()), std::fs::Permissions::from_mode(0o666)).unwrap();
@@ -454,12 +580,16 @@ mod tests {
             state: State::Checkpointing,
             db: FileId { dev: 2049, ino: 77, ctime: (1_700_000_000, 123), mtime: (1_700_000_000, 0), size: 4096 },
             own: (2049, 78),
+            wal: Some([7, 4_000_000_000]),
         };
         let bytes = r.encode();
         assert_eq!(bytes.len(), RECORD_BYTES);
         assert_eq!(Record::decode(&bytes), Some(r));
         assert_eq!(Record::decode(&bytes[..40]), None, "cut short");
-        assert_eq!(Record::decode(b"rotifer-lineage 2 clean 1 2 3.4 5.6 7 8 9"), None, "another version");
+        assert_eq!(Record::decode(b"rotifer-lineage 3 clean 1 2 3.4 5.6 7 8 9 - -"), None, "another version");
+        let v1 = Record::decode(b"rotifer-lineage 1 clean 1 2 3.4 5.6 7 8 9").expect("version 1 reads");
+        assert_eq!(v1.wal, None);
+        assert_eq!(Record::decode(&Record { wal: None, ..r }.encode()).unwrap().wal, None);
         assert_eq!(Record::decode(&[0u8; RECORD_BYTES]), None);
     }
 }

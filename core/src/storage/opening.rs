@@ -113,6 +113,9 @@ pub(crate) fn build_new_database(path: &Path, agent_id: &str, (quota, policy): (
             "is missing but its -wal file is there: the database was removed by hand. Nothing was created; restore the database or remove the -wal and -shm files",
         ));
     }
+    // A database made again (the old one deleted) numbers its transactions past those the audit
+    // log names for the agent, so that the lines of the old one keep their verdict (R-AUD-6).
+    let last_seq = root_of(path).map_or(0, |root| super::audit::latest_tx(&crate::storage::files::Layout::at(root), agent_id).unwrap_or(0));
     let tmp = PathBuf::from(format!("{}.init-{}", path.display(), unique_suffix()));
     let result = (|| -> Result<()> {
         drop(create_private_file(&tmp).map_err(|e| storage(&tmp, e))?);
@@ -122,8 +125,8 @@ pub(crate) fn build_new_database(path: &Path, agent_id: &str, (quota, policy): (
             conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))?;
             conn.execute_batch(&format!("BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"))?;
             conn.execute(
-                "INSERT INTO agent (id, agent_id, quota, anonymization_supported, max_retention_days, used_bytes, last_seq) VALUES (1, ?1, ?2, ?3, ?4, 0, 0)",
-                params![agent_id, quota as i64, policy.anonymization_supported, policy.max_retention_days],
+                "INSERT INTO agent (id, agent_id, quota, anonymization_supported, max_retention_days, used_bytes, last_seq) VALUES (1, ?1, ?2, ?3, ?4, 0, ?5)",
+                params![agent_id, quota as i64, policy.anonymization_supported, policy.max_retention_days, last_seq],
             )?;
             Ok(())
         })();
@@ -140,6 +143,11 @@ pub(crate) fn build_new_database(path: &Path, agent_id: &str, (quota, policy): (
         let _ = std::fs::remove_file(format!("{}{suffix}", tmp.display()));
     }
     result
+}
+
+/// The project root of the database at `path` (`<root>/.rotifer/memory/<agent>.db`).
+fn root_of(path: &Path) -> Option<&Path> {
+    path.parent()?.parent()?.parent()
 }
 
 /// Renames `tmp` to `path` unless `path` exists, in one step: the database never has two names,

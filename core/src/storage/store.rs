@@ -21,6 +21,7 @@ use crate::quota::DEFAULT_QUOTA;
 use crate::time::{CallTime, MS_PER_DAY};
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
@@ -156,18 +157,21 @@ impl AgentStore {
         let Some(mut file) = open_database_file(&path, agent_id, limits)? else {
             return Ok(None); // deleted since the look above: Skip never creates one
         };
-        // Before SQLite reads the WAL: is it this file's? (R-HOST-1b) The stamp stays locked
-        // while SQLite opens it, which may write the file itself (a database in another journal
-        // mode switched to WAL): the stamp then names the file as the open left it.
-        let lineage = Lineage::lock(&path)?;
-        let found = lineage.judge_at_open()?;
+        // Before SQLite reads the WAL: is it this file's? (R-HOST-1b) SQLite may write the file
+        // as it opens it (a database in another journal mode switched to WAL, which may wait
+        // for other processes): then the stamp is made to name the file as the open left it,
+        // without holding it meanwhile.
+        let found = Lineage::lock(&path)?.judge_at_open()?;
+        let before = std::fs::symlink_metadata(&path).ok().map(|m| (m.ino(), m.mtime(), m.mtime_nsec(), m.len()));
         let conn = open_connection(&path)?;
-        if let Err(e) = lineage.stamp_now() {
-            let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
-            drop(conn); // before the descriptor
-            return Err(e);
+        let after = std::fs::symlink_metadata(&path).ok().map(|m| (m.ino(), m.mtime(), m.mtime_nsec(), m.len()));
+        if after != before {
+            if let Err(e) = Lineage::lock(&path).and_then(|l| l.stamp_now()) {
+                let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+                drop(conn); // before the descriptor
+                return Err(e);
+            }
         }
-        drop(lineage);
         if let Err(e) = file.opened(&layout.root, &conn) {
             // Closing would checkpoint the WAL into whatever is at the path now: keep the WAL.
             let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
@@ -202,7 +206,7 @@ impl AgentStore {
             tx.raise_seq(logged.unwrap_or(0));
             let seq = tx.next_seq();
             let used = tx.agent.used;
-            tx.batch.record_restore(Actor::System, &what, Some(used), seq);
+            tx.batch.record_restore(Actor::System, &what, Some(used), Some(seq));
             Ok(())
         })
     }
@@ -570,6 +574,7 @@ fn checkpoint(file: &DbFile, conn: &Connection) {
     match lineage.begin_checkpoint() {
         Ok(true) => {
             let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+            file.checkpointed(conn);
             let _ = lineage.end_checkpoint();
         }
         Ok(false) => file.mark_replaced(),
