@@ -132,3 +132,52 @@ fn a_restore_leaves_out_what_expired_and_is_seen_by_every_handle_at_its_next_cal
     let keys: Vec<String> = other.query(&Arg::Undefined, T0 + 2 * DAY).unwrap().into_iter().map(|e| e.key).collect();
     assert_eq!(keys, ["long"]);
 }
+
+#[test]
+fn a_copy_of_a_database_in_use_with_its_wal_is_not_taken_for_a_backup() {
+    let r = Project::new("walcopy");
+    create_agent_memory(&r.layout(), "a", 1 << 20, DataPolicy::default()).unwrap();
+    let m = r.gene("a");
+    for i in 0..30 {
+        put(&m, &format!("k{i}"), 10, T0 + i);
+    }
+    // A copy of the files while in use: the entries are in the WAL, not yet in the file.
+    let db = r.0.join(".rotifer/memory/a.db");
+    let copy = r.0.join("copy.db");
+    std::fs::copy(&db, &copy).unwrap();
+    std::fs::copy(format!("{}-wal", db.display()), format!("{}-wal", copy.display())).unwrap();
+    let e = restore_agent_memory(&r.layout(), "a", &copy, T0 + 100).unwrap_err();
+    assert!(e.message.contains("has a WAL beside it") && e.message.contains("nothing was restored"), "{}", e.message);
+    assert_eq!(r.keys("a", T0 + 100).len(), 30, "nothing changed");
+    // Nor is the agent's own database.
+    let e = restore_agent_memory(&r.layout(), "a", &db, T0 + 100).unwrap_err();
+    assert!(e.message.contains("is the agent's own database"), "{}", e.message);
+    assert_eq!(r.keys("a", T0 + 100).len(), 30);
+}
+
+#[test]
+fn a_database_made_again_keeps_the_old_lines_verdicts() {
+    // R-AUD-6 across R-HOST-1's recreate: the new database numbers past the log's transactions.
+    let r = Project::new("again");
+    create_agent_memory(&r.layout(), "a", 1 << 20, DataPolicy::default()).unwrap();
+    let m = r.gene("a");
+    for i in 0..4 {
+        put(&m, &format!("old{i}"), 5, T0 + i);
+    }
+    drop(m);
+    let dir = r.0.join(".rotifer/memory");
+    for f in std::fs::read_dir(&dir).unwrap() {
+        std::fs::remove_file(f.unwrap().path()).unwrap();
+    }
+    rotifer_memory_core::ensure_agent_memory(&r.layout(), "a", 1 << 20, DataPolicy::default()).unwrap();
+    put(&r.gene("a"), "new", 5, T0 + 10);
+    let log = rotifer_memory_core::audit_log::read_agent_log(&r.layout(), "a").unwrap();
+    let verdicts: Vec<(String, bool)> = log
+        .lines
+        .iter()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| l["action"] == "memory.create")
+        .map(|l| (l["key"].as_str().unwrap().to_string(), l["committed"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(verdicts, [("old0", true), ("old1", true), ("old2", true), ("old3", true), ("new", true)].map(|(k, c)| (k.to_string(), c)));
+}
