@@ -56,6 +56,8 @@ async function beforeSection(cfg, tmp, out, dir, progress, timeRow) {
     ['before-read-hit', 'readMemory hit, this build ÷ the earlier one', hit, (m, k) => m.readMemory(k) !== null],
     ['before-read-miss', 'readMemory miss, this build ÷ the earlier one', miss, (m, k) => m.readMemory(k) === null],
     ['before-write-update', 'writeMemory update (100 bytes), this build ÷ the earlier one', upd, (m, k) => m.writeMemory(k, VALUE, 'CONTEXT') !== null],
+    ['before-write-create', 'writeMemory create (100 bytes), this build ÷ the earlier one', (r) => Array.from({ length: cfg.batch.create }, (_, i) => `new/${r}/${i}`),
+      (m, k) => m.writeMemory(k, VALUE, 'CONTEXT') !== null],
   ]
   for (const [id, label, items, call] of ops) {
     progress(`  ${label}`)
