@@ -236,4 +236,16 @@ describe('TryPool (upstream\'s domain failover)', () => {
     // agent list is not confused by the state file.
     assert.deepEqual(json(rotifer(root, 'agent', 'list', '--json')).map((a) => a.name), ['pool'])
   })
+
+  test('a record whose name would put the fitness state outside .rotifer/agents is refused', (t) => {
+    const root = makeProject(t)
+    addCounterGene(root, 'a')
+    addCounterGene(root, 'b')
+    writeRecord(root, upstreamRecord({ name: '../../escape', composition: { type: 'TryPool' } }))
+    const r = rotifer(root, 'agent', 'run', UPSTREAM_ID)
+    assert.equal(r.status, 1)
+    assert.match(r.stderr, /^error: agent "\.\.\/\.\.\/escape": a TryPool keeps .*this name would put it outside that folder; rename the agent in its record/m)
+    assert.equal(fs.existsSync(path.join(root, '..', 'escape.fitness.json')), false)
+    assert.equal(fs.existsSync(path.join(root, '.rotifer', 'escape.fitness.json')), false)
+  })
 })

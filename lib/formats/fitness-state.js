@@ -10,7 +10,11 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { CliError } = require('../cli/errors')
 
+/** The state's file; a name that would leave the folder (`/`, a leading `.`) is refused. */
 function fitnessFile(agentsDir, agentName) {
+  if (agentName.includes('/') || agentName.includes('\\') || agentName.startsWith('.')) {
+    throw new CliError(`agent "${agentName}": a TryPool keeps its fitness state in .rotifer/agents/<name>.fitness.json, and this name would put it outside that folder; rename the agent in its record (letters, digits, ".", "_", "-")`)
+  }
   return path.join(agentsDir, `${agentName}.fitness.json`)
 }
 
