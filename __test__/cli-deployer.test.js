@@ -179,7 +179,7 @@ describe('rotifer agent list / show', () => {
     const rows = json(rotifer(src.root, 'agent', 'list', '--json'))
     const byName = Object.fromEntries(rows.map((r) => [r.name, r]))
     assert.deepEqual(byName.src.genome, ['probe'])
-    assert.equal(byName.src.composition, 'Seq')
+    assert.deepEqual(byName.src.composition, { type: 'Single' })
     assert.equal(byName.src.memory.quota, 8 * 1024 * 1024)
     assert.equal(byName.src.memory.entries, 4)
     const sizes = list(src.root, 'src').reduce((n, e) => n + e.size, 0)
@@ -190,7 +190,7 @@ describe('rotifer agent list / show', () => {
     const lines = r.stdout.trimEnd().split('\n')
     assert.match(lines[0], /^NAME\s+ID\s+GENES\s+COMPOSITION\s+MEMORY\s+ENTRIES$/)
     const row = lines.find((l) => l.startsWith('src '))
-    assert.match(row, new RegExp(`^src\\s+${src.agent.id}\\s+probe\\s+Seq\\s+${sizes} bytes / 8MB\\s+4$`))
+    assert.match(row, new RegExp(`^src\\s+${src.agent.id}\\s+probe\\s+Seq\\(probe\\)\\s+${sizes} bytes / 8MB\\s+4$`))
   })
 
   test('show: record, data policy and per-category usage; never creates a missing database', (t) => {

@@ -105,7 +105,7 @@ function v2IdOf(canonicalText) {
 
 function agentFiles(root) {
   const dir = path.join(root, '.rotifer', 'agents')
-  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.json')) : []
+  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.json') && !f.endsWith('.fitness.json')) : []
 }
 
 function readAgent(root, id) {

@@ -10,8 +10,8 @@ const { rotifer, makeProject, oneErrorLine } = require('./cli-harness')
 const COMMANDS = {
   '': /^Usage: rotifer <command>/,
   agent: /^Usage: rotifer agent <command>/,
-  'agent create': /^Usage: rotifer agent create <name> --genes <gene…> \[--memory-quota=<size>\] \[--allow-anonymization\] \[--max-retention-days=<N>\]/,
-  'agent run': /^Usage: rotifer agent run <agent> --input <json>/,
+  'agent create': /^Usage: rotifer agent create <name> -g\|--genes <gene…> \[--composition Seq\|Par\|Cond\|Try\|TryPool\] \[--par-merge first\|concat\|merge\] \[--strategy <word>\] \[--memory-quota=<size>\] \[--allow-anonymization\] \[--max-retention-days=<N>\]/,
+  'agent run': /^Usage: rotifer agent run <agent> \[--input <json>\] \[--verbose\] \[--no-sandbox\] \[--timeout <seconds>\]/,
   'agent memory': /^Usage: rotifer agent memory <command>/,
   'agent list': /^Usage: rotifer agent list \[--json\]/,
   'agent show': /^Usage: rotifer agent show <agent> \[--json\]/,
@@ -30,7 +30,7 @@ const COMMANDS = {
   list: /^Usage: rotifer list \[--json\]/,
   wrap: /^Usage: rotifer wrap <gene> \[-d\|--domain <domain>\] \[--fidelity Wrapped\|Hybrid\|Native\]/,
   compile: /^Usage: rotifer compile <gene> --check/,
-  run: /^Usage: rotifer run <gene> --input <json> \[--timeout <seconds>\] \[--no-sandbox\]/,
+  run: /^Usage: rotifer run <gene> \[--input <json>\] \[--timeout <seconds>\] \[--no-sandbox\]/,
   test: /^Usage: rotifer test <gene>/,
 }
 
@@ -51,6 +51,15 @@ test('--help on every command prints its usage, exits 0 and runs nothing', (t) =
   assert.match(rotifer(root, '--help').stdout, /\n {2}agent .*\n {2}gene .*\n {2}init .*\n {2}list .*\n {2}wrap .*\n {2}compile .*\n {2}run .*\n {2}test /)
   // Short options are shown with their long form.
   assert.match(rotifer(root, 'wrap', '--help').stdout, /\n {2}-d, --domain <domain> /)
+  assert.match(rotifer(root, 'agent', 'create', '--help').stdout, /\n {2}-g, --genes <gene…> /)
+  // Upstream's flags are there, with the values they accept and their defaults.
+  const create = rotifer(root, 'agent', 'create', '--help').stdout
+  assert.match(create, /--composition <kind\|file\.json> +how --genes compose: Seq, Par, Cond, Try, TryPool \(default Seq\)/)
+  assert.match(create, /--par-merge <merge> +with --composition Par: first, concat, merge \(default first/)
+  const run = rotifer(root, 'agent', 'run', '--help').stdout
+  assert.match(run, /--input <json> .*default \{"name":"world"\}/)
+  assert.match(run, /--verbose +write each gene's run/)
+  assert.match(run, /--timeout <seconds> .*default 60,/)
 })
 
 test('a wrong command line is one error line and exit code 2', (t) => {
@@ -68,6 +77,13 @@ test('a wrong command line is one error line and exit code 2', (t) => {
     [['agent', 'create', 'x', '--genes', 'g', '--nope'], /^error: rotifer agent create: unknown option --nope/],
     [['agent', 'create', 'x', '--genes', 'g', '--allow-anonymization=yes'], /--allow-anonymization takes no value/],
     [['agent', 'create', 'x', '--genes'], /--genes needs at least one value/],
+    // Upstream's flags: a bad value names the accepted ones.
+    [['agent', 'create', 'x', '-g', 'a', 'b', '--composition', 'Loop'], /invalid --composition "Loop" with --genes: use one of Seq, Par, Cond, Try, TryPool/],
+    [['agent', 'create', 'x', '-g', 'a', 'b', '--composition', 'Par', '--par-merge', 'all'], /invalid --par-merge "all": use one of first, concat, merge/],
+    [['agent', 'create', 'x', '-g', 'a', 'b', '--par-merge', 'concat'], /--par-merge applies to --composition Par, not Seq/],
+    [['agent', 'create', 'x', '-g', 'a', 'b', '--strategy', 'no way'], /invalid --strategy "no way": give a word/],
+    [['agent', 'create', 'x', '-g', 'a', '--composition', 'Cond'], /--composition Cond needs two genes/],
+    [['agent', 'run', 'a', '--timeout', '0'], /invalid --timeout "0"/],
     [['agent', 'run', 'a', 'b', '--input', '{}'], /unexpected argument "b"/],
     [['agent', 'memory', 'list'], /missing <agent>/],
     [['agent', 'memory', 'delete', 'a', '--key', 'k', '--key', 'j'], /--key is given more than once/],

@@ -85,7 +85,7 @@ test('R-HOST-1 a record with an invalid quota is reported, and no database is cr
   fs.writeFileSync(file, JSON.stringify({ ...agent, memoryQuota: -5 }))
   const r = rotifer(root, 'agent', 'run', 'capped', '--input', '{}')
   assert.notEqual(r.status, 0)
-  assert.match(r.stderr, /has an invalid memoryQuota or dataPolicy/)
+  assert.match(r.stderr, /agent record .*\.json: "memoryQuota" must be a whole number of bytes greater than 0 \(got -5\)/)
   assert.equal(fs.existsSync(path.join(root, '.rotifer', 'memory', `${agent.id}.db`)), false)
 })
 

@@ -149,16 +149,22 @@ describe('compositions (R-RUN-4)', () => {
     assert.equal(few.status, 1)
     assert.match(oneErrorLine(few), /Par \(Majority\): 1 of 3 branches succeeded, not more than half/)
 
-    // --composition Par over --genes: WaitAll.
-    createAgent(root, 'by-flag', ['b', 'a'], '--composition', 'Par')
-    assert.deepEqual(json(rotifer(root, 'agent', 'run', 'by-flag', '--input', '{}')), { branch_0: { b: 2 }, branch_1: { a: 1 } })
+    // --composition Par over --genes: upstream's default merge "first" (FirstSuccess); concat and
+    // merge are WaitAll.
+    const byFlag = createAgent(root, 'by-flag', ['fail', 'b', 'a'], '--composition', 'Par')
+    assert.deepEqual(byFlag.composition, { type: 'Par', branches: ['fail', 'b', 'a'], merge: 'first' })
+    assert.deepEqual(json(rotifer(root, 'agent', 'run', 'by-flag', '--input', '{}')), { b: 2 })
+    for (const merge of ['concat', 'merge']) {
+      assert.equal(createAgent(root, `by-${merge}`, ['b', 'a'], '--composition', 'Par', '--par-merge', merge).composition.merge, merge)
+      assert.deepEqual(json(rotifer(root, 'agent', 'run', `by-${merge}`, '--input', '{}')), { branch_0: { b: 2 }, branch_1: { a: 1 } })
+    }
   })
 
   test('every Par branch gets the same input and writes memory with its own id', async (t) => {
     const root = makeProject(t)
     await addCounter(root)
     await addWasmGene(root, 'echo', WAT.echo())
-    createAgent(root, 'p', ['counter', 'echo'], '--composition', 'Par')
+    createAgent(root, 'p', ['counter', 'echo'], '--composition', 'Par', '--par-merge', 'concat')
     assert.deepEqual(json(rotifer(root, 'agent', 'run', 'p', '--input', '{"k":"v"}')), { branch_0: { k: 'v', runs: 1 }, branch_1: { k: 'v' } })
     assert.deepEqual(entries(root, 'p').map((e) => [e.key, e.createdByGene]), [['counter/runs', 'counter']])
   })
@@ -213,7 +219,7 @@ describe('compositions (R-RUN-4)', () => {
     const root = makeProject(t)
     await constants(root)
     const bad = [
-      [{ type: 'Seq', steps: [gene('a'), { type: 'Par', branches: [gene('b')], merge: 'Most' }] }, /composition\.steps\[1\]: "merge" must be WaitAll, FirstSuccess or Majority/],
+      [{ type: 'Seq', steps: [gene('a'), { type: 'Par', branches: [gene('b')], merge: 'Most' }] }, /composition\.steps\[1\]: "merge" must be one of first, concat, merge, WaitAll, FirstSuccess, Majority, not "Most"/],
       [{ type: 'Cond', predicate: { field: 'x', op: 'Like', value: 1 }, then: gene('a'), else: gene('b') }, /predicate "op" must be one of Eq, Neq, Gt, Lt, Gte, Lte, Contains/],
       [{ type: 'Try', primary: gene('a') }, /Try needs "fallback"/],
       [{ type: 'Par', branches: [gene('a')], deadline: 'soon' }, /"deadline" must be a duration/],
@@ -228,7 +234,7 @@ describe('compositions (R-RUN-4)', () => {
       assert.match(oneErrorLine(r), message)
     }
     const usage = [
-      [['--genes', 'a', '--composition', 'Cond'], /--composition Cond needs a predicate/],
+      [['--genes', 'a', '--composition', 'Cond'], /--composition Cond needs two genes/],
       [['--genes', 'a', '--composition', 'Try'], /Try needs at least two genes/],
       [['--genes', 'a', '--composition', 'bad.json'], /give it without --genes/],
       [[], /--genes is required \(or --composition <file\.json>\)/],
@@ -250,7 +256,7 @@ describe('compositions (R-RUN-4)', () => {
     const record = JSON.parse(fs.readFileSync(path.join(root, '.rotifer', 'agents', `${id}.json`), 'utf8'))
     assert.deepEqual(record.composition, composition)
     assert.deepEqual(record.genome, ['fail', 'a', 'echo'])
-    assert.equal(createAgent(root, 's', ['a', 'echo']).composition, 'Seq')
+    assert.deepEqual(createAgent(root, 's', ['a', 'echo']).composition, { type: 'Seq' })
     assert.deepEqual(json(rotifer(root, 'agent', 'run', 's', '--input', '{}')), { a: 1 })
   })
 })
@@ -265,7 +271,7 @@ describe('the mixed-composition rule (R-RUN-5)', () => {
     assert.deepEqual(json(r), { formatted: 'a\n    b', indent: 4, runs: 1 })
     const notes = r.stderr.split('\n').filter((l) => l.startsWith('note:'))
     assert.equal(notes.length, 1)
-    assert.match(notes[0], /^note: Par of formatter, counter holds genes that are not WASM \(formatter\); .*in written order, as a sequence$/)
+    assert.match(notes[0], /^note: Par of formatter, counter holds genes that are not compiled \(formatter\); falling back to sequential execution, .*in written order, as a sequence, and every one uses memory$/)
     // The second run: the formatter reads the indent it remembered, the counter counts on.
     assert.deepEqual(json(rotifer(root, 'agent', 'run', 'mixed', '--input', JSON.stringify({ code: 'a\n  b' }))), { formatted: 'a\n    b', indent: 4, runs: 2 })
     assert.deepEqual(entries(root, 'mixed').map((e) => [e.key, e.createdByGene]), [['counter/runs', 'counter'], ['formatter/indent', 'formatter']])

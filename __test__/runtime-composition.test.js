@@ -4,7 +4,8 @@
 
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
-const { parseComposition, evaluate, leaves, CompositionError } = require('../lib/runtime/composition')
+const { evaluate } = require('../lib/runtime/composition')
+const { parseComposition, leaves, CompositionError } = require('../lib/formats/composition')
 const { geneFailure, GeneTimeout } = require('../lib/runtime/failures')
 
 const gene = (name) => ({ type: 'Gene', name })
@@ -52,7 +53,13 @@ test('Par gives every branch the same input; merges', async () => {
   await assert.rejects(run(par('FirstSuccess', 'no', 'no'), 1, envOf(genes)), { code: 'PAR_NO_SUCCESS' })
   assert.deepEqual(await run(par('Majority', 'no', 'a', 'b'), 1, envOf(genes)), { a: 1 })
   await assert.rejects(run(par('Majority', 'no', 'a'), 1, envOf(genes)), { code: 'PAR_NO_MAJORITY' }, 'half is not a majority')
-  assert.deepEqual(await run({ type: 'Par', branches: [gene('a')] }, 1, envOf(genes)), { branch_0: { a: 1 } }, 'WaitAll by default')
+  assert.deepEqual(await run({ type: 'Par', branches: [gene('no'), gene('a')] }, 1, envOf(genes)), { a: 1 }, 'first (FirstSuccess) by default, as upstream')
+  const legacy = parseComposition({ type: 'Par', branches: [gene('a')] }, { legacy: true })
+  assert.deepEqual(await evaluate(legacy, 1, envOf(genes)), { branch_0: { a: 1 } }, 'WaitAll in a record written before issue 20')
+  // Upstream's merge names: first = FirstSuccess, concat and merge = WaitAll.
+  for (const [merge, out] of [['first', { b: 2 }], ['concat', { branch_0: { b: 2 }, branch_1: { a: 2 } }], ['merge', { branch_0: { b: 2 }, branch_1: { a: 2 } }]]) {
+    assert.deepEqual(await run({ type: 'Par', branches: ['b', 'a'], merge }, 2, envOf(genes)), out, merge)
+  }
 })
 
 test('Cond compares the top-level field with each op', async () => {
@@ -93,7 +100,7 @@ test('R-RUN-5: a Par, Cond or Try holding a non-WASM gene runs all its genes in 
   const env = envOf(genes, { node: ['ts'] })
   assert.deepEqual(await run(expr, [], env), ['w1', 'w2', 'ts', 'w1'])
   assert.equal(env.notices.length, 1)
-  assert.match(env.notices[0], /^note: Cond of w2, ts, w1 holds genes that are not WASM \(ts\)/)
+  assert.match(env.notices[0], /^note: Cond of w2, ts, w1 holds genes that are not compiled \(ts\); falling back to sequential execution/)
   // All WASM: the semantics hold, and nothing is said.
   const wasm = envOf(genes)
   assert.equal(await run({ type: 'Try', primary: gene('bad'), fallback: gene('code') }, [], wasm), 'BAD')
@@ -102,14 +109,14 @@ test('R-RUN-5: a Par, Cond or Try holding a non-WASM gene runs all its genes in 
 
 test('parseComposition checks every node and names the bad one', () => {
   const bad = [
-    [null, /^composition: must be an object/],
+    [null, /^composition: must be a gene name or an object/],
     [{ type: 'Loop' }, /"type" must be one of/],
     [{ type: 'Seq', steps: [] }, /"steps" must be a non-empty array/],
     [{ type: 'Par', branches: [gene('a')], deadline: '0s' }, /"deadline" must be a duration/],
     [{ type: 'Par', branches: [gene('a')], deadline: 5 }, /"deadline" must be a duration/],
     [{ type: 'Cond', predicate: { field: 'f', op: 'Eq' }, then: gene('a'), else: gene('b') }, /needs a "value"/],
     [{ type: 'Cond', predicate: { field: 'f', op: 'Eq', value: 1, extra: 2 }, then: gene('a'), else: gene('b') }, /unknown field "extra" in the predicate/],
-    [{ type: 'Try', primary: gene('a'), fallback: { type: 'Gene', name: '../x' } }, /^composition\.fallback: "name" must be a gene name/],
+    [{ type: 'Try', primary: gene('a'), fallback: { type: 'Gene', name: '../x' } }, /^composition\.fallback\.name: must be a gene name/],
   ]
   for (const [expr, message] of bad) assert.throws(() => parseComposition(expr), (e) => e instanceof CompositionError && message.test(e.message), JSON.stringify(expr))
   let deep = gene('a')
@@ -117,4 +124,35 @@ test('parseComposition checks every node and names the bad one', () => {
   assert.throws(() => parseComposition(deep), /nested more than 64 levels/)
   assert.equal(parseComposition({ type: 'Par', branches: [gene('a')], deadline: '1.5s' }).deadlineMs, 1500)
   assert.deepEqual(leaves(parseComposition({ type: 'Try', primary: gene('a'), fallback: { type: 'Par', branches: [gene('b'), gene('a')] } })), ['a', 'b', 'a'])
+})
+
+test("upstream's record shape: gene names, thenBranch/elseBranch, equals, and the genome's defaults", async () => {
+  const genome = ['yes', 'no']
+  const genes = { yes: (x) => ({ ...x, by: 'yes' }), no: (x) => ({ ...x, by: 'no' }), bad: () => { throw 'BAD' } }
+  const plan = (c, g = genome) => parseComposition(c, { genome: g })
+  // What upstream's agent create writes for --composition Cond.
+  const cond = plan({ type: 'Cond', predicate: { field: 'type', equals: 'primary' }, thenBranch: 'yes', elseBranch: 'no' })
+  assert.deepEqual(cond.predicate, { field: 'type', op: 'Eq', value: 'primary' })
+  assert.deepEqual(await evaluate(cond, { type: 'primary' }, envOf(genes)), { type: 'primary', by: 'yes' })
+  assert.deepEqual(await evaluate(cond, { name: 'world' }, envOf(genes)), { name: 'world', by: 'no' })
+  // {field, op, value}: value wins over equals; op defaults to Eq.
+  assert.deepEqual(plan({ type: 'Cond', predicate: { field: 'n', op: 'Gt', value: 3 } }).predicate, { field: 'n', op: 'Gt', value: 3 })
+  assert.deepEqual(plan({ type: 'Cond', predicate: { field: 'n', value: 3 } }).then, { type: 'Gene', name: 'yes' }, 'branches default to genes 1 and 2')
+  // Single and Seq run the genome; Par without branches runs it too.
+  assert.deepEqual(leaves(plan({ type: 'Single' }, ['yes'])), ['yes'])
+  assert.deepEqual(leaves(plan({ type: 'Seq' })), genome)
+  assert.deepEqual(leaves(plan('Seq')), genome, 'records written before issue 20 say "Seq"')
+  assert.deepEqual(plan({ type: 'Par' }).branches.map((b) => b.name), genome)
+  const tryPlan = plan({ type: 'Try', primary: 'bad', fallback: 'no' }, ['bad', 'no'])
+  assert.deepEqual(await evaluate(tryPlan, { q: 1 }, envOf(genes)), { error: { code: 'BAD', message: 'bad says BAD', retryable: false, details: { gene: 'bad' } }, original_input: { q: 1 }, by: 'no' })
+  assert.deepEqual(plan({ type: 'TryPool' }), { type: 'TryPool', genes: genome })
+  const bad = [
+    [{ type: 'Par', branches: ['yes', 'maybe'] }, /^composition\.branches\[1\]: gene "maybe" is not in the agent's genome \(yes, no\)/],
+    [{ type: 'Par', merge: 'all' }, /"merge" must be one of first, concat, merge, WaitAll, FirstSuccess, Majority, not "all"/],
+    [{ type: 'Seq', steps: [{ type: 'TryPool' }] }, /TryPool .* never a branch/],
+    [{ type: 'Cond', predicate: { field: 'type' } }, /needs a "value" \(or "equals"\)/],
+    [{ type: 'Cond', predicate: { field: 'f', equals: 1 }, thenBranch: 'yes', then: 'no' }, /"thenBranch" or "then", not both/],
+  ]
+  for (const [expr, message] of bad) assert.throws(() => plan(expr), (e) => e instanceof CompositionError && message.test(e.message), JSON.stringify(expr))
+  assert.throws(() => parseComposition({ type: 'Try' }, { genome: ['one'] }), /Try needs "fallback" \(upstream's default, gene 2 of the genome, is missing\)/)
 })

@@ -1,7 +1,6 @@
 'use strict'
-// Agent records: `.rotifer/agents/<id>.json`, one per agent, holding what `rotifer agent create`
-// was told (`id`, `name`, `genome`, `composition`, `memoryQuota`, `dataPolicy`, `createdAt`).
-// `composition` is `"Seq"` (the genome in order) or a composition expression (R-RUN-4).
+// The agent records' files: `.rotifer/agents/<id>.json`, one per agent (R-RUN-7); their format
+// (upstream's shape plus `memoryQuota` and `dataPolicy`) is lib/formats/agent-record.js's.
 // Like everything under `.rotifer/`, the folder is private (0700) and the files 0600, they are
 // never reached through a symlink, and a record another user owns or may write is refused.
 
@@ -11,7 +10,8 @@ const { CliError, UsageError } = require('./errors')
 const memory = require('../../index.js')
 const { didYouMean } = require('./suggest')
 const { projectNote } = require('./project')
-const { parseComposition, compositionOfGenes, CompositionError } = require('../runtime/composition')
+const { parseComposition, compositionOfGenes, leaves, CompositionError, KINDS, PAR_MERGES } = require('../formats/composition')
+const { parseAgentRecord, formatAgentRecord, AgentRecordError } = require('../formats/agent-record')
 
 /** Agent names follow the memory API's agent id rule, so a name is always safe to print. */
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
@@ -90,7 +90,7 @@ function writeAgent(root, record) {
   let fd
   try {
     fd = fs.openSync(tmp, flags, 0o600)
-    fs.writeFileSync(fd, JSON.stringify(record, null, 2) + '\n')
+    fs.writeFileSync(fd, formatAgentRecord(record))
     fs.closeSync(fd)
     fd = undefined
     fs.renameSync(tmp, file)
@@ -102,16 +102,12 @@ function writeAgent(root, record) {
   return file
 }
 
-function isRecord(r, id) {
-  return (
-    r !== null && typeof r === 'object' &&
-    r.id === id && typeof r.name === 'string' &&
-    Array.isArray(r.genome) && r.genome.length > 0 && r.genome.every((g) => typeof g === 'string')
-  )
-}
-
-/** Every readable agent record of the project. Files that are not agent records are skipped. */
-function readAgents(root) {
+/**
+ * Every agent record of the project, read through lib/formats/agent-record.js: `{ agents,
+ * invalid }`, where `invalid` holds `{ id, name, error }` for records with a wrong field (they
+ * are an error only for the command that names them). Files that are not records are skipped.
+ */
+function readAgentFiles(root) {
   const dir = agentsDir(root)
   let files
   try {
@@ -120,40 +116,58 @@ function readAgents(root) {
     refuseUntrusted(dir, st)
     files = fs.readdirSync(dir)
   } catch (e) {
-    if (e.code === 'ENOENT') return []
+    if (e.code === 'ENOENT') return { agents: [], invalid: [] }
     if (e instanceof CliError) throw e
     throw new CliError(`cannot read ${dir}: ${e.message}`)
   }
   const agents = []
+  const invalid = []
   for (const f of files.sort()) {
-    if (!f.endsWith('.json') || f.startsWith('.')) continue
+    if (!f.endsWith('.json') || f.startsWith('.') || f.endsWith('.fitness.json')) continue
     const id = f.slice(0, -'.json'.length)
+    const file = path.join(dir, f)
     let text
     try {
-      text = readRecordText(path.join(dir, f))
+      text = readRecordText(file)
     } catch (e) {
       if (e instanceof CliError) throw e
-      if (e.code === 'ELOOP') throw new CliError(`${path.join(dir, f)} is a symlink; agent records are never followed through links: replace it with the file`)
+      if (e.code === 'ELOOP') throw new CliError(`${file} is a symlink; agent records are never followed through links: replace it with the file`)
       continue // unreadable (a permission): not an agent this command can use
     }
+    if (text === null) continue
     try {
-      const record = text === null ? null : JSON.parse(text)
-      if (isRecord(record, id)) agents.push(record)
-    } catch {
-      // not JSON: not an agent record
+      const record = parseAgentRecord(text, file, id)
+      if (record) agents.push(record)
+    } catch (e) {
+      if (!(e instanceof AgentRecordError)) throw e
+      let name = null
+      try {
+        name = JSON.parse(text).name
+      } catch {}
+      invalid.push({ id, name, error: e })
     }
   }
-  return agents
+  return { agents, invalid }
+}
+
+/** Every usable agent record of the project. */
+function readAgents(root) {
+  return readAgentFiles(root).agents
 }
 
 /** The agent whose id, or else whose name, is `ref`. */
 function findAgent(root, ref) {
-  const agents = readAgents(root)
+  const { agents, invalid } = readAgentFiles(root)
   const byId = agents.find((a) => a.id === ref)
   if (byId) return byId
+  const badId = invalid.find((a) => a.id === ref)
+  if (badId) throw badId.error
   const named = agents.filter((a) => a.name === ref)
-  if (named.length === 1) return named[0]
-  if (named.length > 1) {
+  const badNamed = invalid.filter((a) => a.name === ref)
+  if (named.length === 1 && badNamed.length === 0) return named[0]
+  if (named.length === 0 && badNamed.length === 1) throw badNamed[0].error
+  if (named.length + badNamed.length > 1) {
+    named.push(...badNamed)
     throw new CliError(`agent name "${ref}" is ambiguous: ${named.length} agents have it (ids ${named.map((a) => a.id).join(', ')}); name the agent by its id`)
   }
   const suggestion = didYouMean(ref, agents.map((a) => a.name))
@@ -183,22 +197,34 @@ function ensureAgentMemory(root, agent, io) {
 }
 
 /**
- * The composition `agent create` was given: `"Seq"` for `--genes` alone (or with `--composition
- * Seq`), an expression for `--genes` with `--composition Par|Try`, or the expression of a JSON
- * file named by `--composition`, checked whole.
+ * What `agent create` was told to compose: `{ genome, composition }`. With `--genes`, the
+ * composition upstream's create writes for `--composition <kind>` (default Seq) and
+ * `--par-merge`; without, the expression of the JSON file `--composition` names, checked whole,
+ * whose genes (in written order, each once) are the genome.
  */
-function readComposition(root, genes, composition) {
+function readComposition(genes, composition, parMerge) {
   const usage = (msg) => new UsageError(msg, 'agent create')
-  const KINDS = ['Seq', 'Par', 'Try']
+  const kinds = KINDS.join(', ')
+  const merges = Object.keys(PAR_MERGES).join(', ')
+  if (parMerge !== undefined && !Object.prototype.hasOwnProperty.call(PAR_MERGES, parMerge)) {
+    throw usage(`invalid --par-merge ${JSON.stringify(parMerge)}: use one of ${merges} (first: the first branch that succeeds; concat or merge: every branch, as {"branch_0": …, "branch_1": …})`)
+  }
   if (genes !== undefined) {
-    if (composition === undefined || composition === 'Seq') return 'Seq'
-    if (composition === 'Cond') throw usage('--composition Cond needs a predicate: write the composition in a JSON file and give --composition <file.json> (without --genes)')
-    if (!KINDS.includes(composition)) throw usage(`with --genes, --composition must be Seq, Par or Try; a composition file (${JSON.stringify(composition)}) names its genes itself, so give it without --genes`)
-    if (composition === 'Try' && genes.length < 2) throw usage('--composition Try needs at least two genes: the first, then its fallbacks in order')
-    return compositionOfGenes(composition, genes)
+    const kind = composition === undefined ? 'Seq' : composition
+    if (!KINDS.includes(kind)) {
+      throw usage(`invalid --composition ${JSON.stringify(kind)} with --genes: use one of ${kinds}; a composition file names its genes itself, so give it without --genes`)
+    }
+    if (parMerge !== undefined && kind !== 'Par') throw usage(`--par-merge applies to --composition Par, not ${kind}`)
+    if ((kind === 'Cond' || kind === 'Try') && genes.length < 2) {
+      throw usage(kind === 'Try' ? '--composition Try needs at least two genes: the first, then its fallbacks in order'
+        : '--composition Cond needs two genes: the one run when the input\'s "type" is "primary", then the other (for another predicate, write a composition file)')
+    }
+    if (kind === 'Cond' && genes.length > 2) throw usage('--composition Cond takes two genes: the one run when the input\'s "type" is "primary", then the other')
+    return { genome: genes, composition: compositionOfGenes(kind, genes, { parMerge }) }
   }
   if (composition === undefined) throw usage('--genes is required (or --composition <file.json>)')
-  if (KINDS.includes(composition) || composition === 'Cond') throw usage(`--composition ${composition} composes --genes: give the genes with --genes`)
+  if (KINDS.includes(composition)) throw usage(`--composition ${composition} composes --genes: give the genes with --genes`)
+  if (parMerge !== undefined) throw usage('--par-merge applies to --composition Par over --genes; in a composition file, write "merge" in the Par')
   const file = path.resolve(composition)
   let value
   try {
@@ -206,13 +232,14 @@ function readComposition(root, genes, composition) {
   } catch (e) {
     throw new CliError(`composition file ${composition} ${e.code ? `cannot be read (${e.code})` : `is not valid JSON (${e.message})`}`)
   }
+  let plan
   try {
-    parseComposition(value)
+    plan = parseComposition(value)
   } catch (e) {
     if (e instanceof CompositionError) throw new CliError(`composition file ${composition}: ${e.message}`)
     throw e
   }
-  return value
+  return { genome: [...new Set(leaves(plan))], composition: value }
 }
 
-module.exports = { readComposition, agentsDir, ensurePrivateDir, checkAgentName, writeAgent, readAgents, findAgent, ensureAgentMemory }
+module.exports = { readComposition, agentsDir, ensurePrivateDir, checkAgentName, writeAgent, readAgents, findAgent, ensureAgentMemory, refuseUntrusted }

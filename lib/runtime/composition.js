@@ -1,117 +1,17 @@
 'use strict'
-// Compositions (R-RUN-4, R-RUN-5): the playground's expression form, checked whole, and its
-// evaluation. Genes are run through `env.runGene`; this file only decides which gene gets which
-// input and how results merge.
-//
-//   {"type":"Gene","name":"g"}
-//   {"type":"Seq","steps":[…]}
-//   {"type":"Par","branches":[…],"merge":"WaitAll|FirstSuccess|Majority","deadline":"5s"}
-//   {"type":"Cond","predicate":{"field","op","value"},"then":…,"else":…}
-//   {"type":"Try","primary":…,"fallback":…}
+// Evaluating a composition plan (R-RUN-7) with upstream's semantics
+// (crates/rotifer-core/src/algebra/executor.rs): Seq feeds each output to the next gene, Par
+// gives every branch the same input and merges (WaitAll: {branch_0, …}; FirstSuccess; Majority),
+// Cond picks a branch on a top-level field of the input, Try hands its fallback
+// {error, original_input}. The plan comes from lib/formats/composition.js; TryPool is
+// try-pool.js's. Genes are run through `env.runGene`; this file only decides which gene gets
+// which input and how results merge.
 
 const { isDeepStrictEqual } = require('node:util')
-const { isGeneName, GENE_NAME_RULE } = require('../cli/project')
 const { CompositionFailure, isRecoverable } = require('./failures')
-
-const FIELDS = {
-  Gene: { required: ['name'], optional: [] },
-  Seq: { required: ['steps'], optional: [] },
-  Par: { required: ['branches'], optional: ['merge', 'deadline'] },
-  Cond: { required: ['predicate', 'then', 'else'], optional: [] },
-  Try: { required: ['primary', 'fallback'], optional: [] },
-}
-const MERGES = ['WaitAll', 'FirstSuccess', 'Majority']
-const OPS = ['Eq', 'Neq', 'Gt', 'Lt', 'Gte', 'Lte', 'Contains']
-const DURATION = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m)$/
-const UNIT_MS = { ms: 1, s: 1000, m: 60000 }
-const MAX_DEPTH = 64
-
-/** Thrown for an expression that is not a valid composition; `where` names the bad part. */
-class CompositionError extends Error {}
+const { leaves } = require('../formats/composition')
 
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v)
-
-/**
- * Checks `value` as a composition expression and returns it normalised: every node checked, Par
- * `merge` defaulted to WaitAll and `deadline` turned into `deadlineMs` (or null). Throws
- * CompositionError naming the first problem (`composition.steps[1]: …`).
- */
-function parseComposition(value, where = 'composition', depth = 0) {
-  const fail = (msg) => { throw new CompositionError(`${where}: ${msg}`) }
-  if (depth > MAX_DEPTH) fail(`nested more than ${MAX_DEPTH} levels deep`)
-  if (!isObject(value)) fail('must be an object with a "type": Seq, Par, Cond, Try or Gene')
-  const fields = FIELDS[value.type]
-  if (!fields) fail(`"type" must be one of Seq, Par, Cond, Try or Gene, not ${JSON.stringify(value.type)}`)
-  for (const key of Object.keys(value)) {
-    if (key !== 'type' && !fields.required.includes(key) && !fields.optional.includes(key)) {
-      fail(`unknown field ${JSON.stringify(key)} in ${value.type}; it takes ${[...fields.required, ...fields.optional].map((f) => `"${f}"`).join(', ')}`)
-    }
-  }
-  for (const key of fields.required) if (!(key in value)) fail(`${value.type} needs "${key}"`)
-  const sub = (v, name) => parseComposition(v, `${where}.${name}`, depth + 1)
-  const list = (key) => {
-    if (!Array.isArray(value[key]) || value[key].length === 0) fail(`"${key}" must be a non-empty array`)
-    return value[key].map((v, i) => sub(v, `${key}[${i}]`))
-  }
-
-  switch (value.type) {
-    case 'Gene':
-      if (!isGeneName(value.name)) fail(`"name" must be a gene name (${GENE_NAME_RULE}), not ${JSON.stringify(value.name)}`)
-      return { type: 'Gene', name: value.name }
-    case 'Seq':
-      return { type: 'Seq', steps: list('steps') }
-    case 'Par': {
-      const merge = value.merge === undefined ? 'WaitAll' : value.merge
-      if (!MERGES.includes(merge)) fail(`"merge" must be WaitAll, FirstSuccess or Majority, not ${JSON.stringify(value.merge)}`)
-      return { type: 'Par', branches: list('branches'), merge, deadlineMs: parseDeadline(value.deadline, fail) }
-    }
-    case 'Cond': {
-      const p = value.predicate
-      if (!isObject(p)) fail('"predicate" must be an object { "field", "op", "value" }')
-      for (const key of Object.keys(p)) if (!['field', 'op', 'value'].includes(key)) fail(`unknown field ${JSON.stringify(key)} in the predicate; it takes "field", "op", "value"`)
-      if (typeof p.field !== 'string' || p.field === '') fail('predicate "field" must be the name of a top-level field of the input')
-      if (!OPS.includes(p.op)) fail(`predicate "op" must be one of ${OPS.join(', ')}, not ${JSON.stringify(p.op)}`)
-      if (!('value' in p)) fail('the predicate needs a "value" to compare with')
-      return { type: 'Cond', predicate: { field: p.field, op: p.op, value: p.value }, then: sub(value.then, 'then'), else: sub(value.else, 'else') }
-    }
-    case 'Try':
-      return { type: 'Try', primary: sub(value.primary, 'primary'), fallback: sub(value.fallback, 'fallback') }
-  }
-  return fail('unreachable')
-}
-
-/** A Par `deadline`: "500ms", "5s", "1.5m" (or absent). */
-function parseDeadline(text, fail) {
-  if (text === undefined || text === null) return null
-  const m = typeof text === 'string' ? DURATION.exec(text) : null
-  const ms = m ? Number(m[1]) * UNIT_MS[m[2]] : NaN
-  if (!(ms > 0)) fail(`"deadline" must be a duration such as "500ms", "5s" or "1.5m", not ${JSON.stringify(text)}`)
-  return ms
-}
-
-/**
- * The composition `--composition Seq|Par|Try` makes of `--genes`: Seq in order, Par over the
- * genes (WaitAll), or Try of the first with the rest as fallbacks in order.
- */
-function compositionOfGenes(kind, names) {
-  const leaves = names.map((name) => ({ type: 'Gene', name }))
-  if (kind === 'Seq') return { type: 'Seq', steps: leaves }
-  if (kind === 'Par') return { type: 'Par', branches: leaves, merge: 'WaitAll' }
-  if (kind === 'Try') return leaves.reduceRight((fallback, primary) => ({ type: 'Try', primary, fallback }))
-  throw new Error(`no composition ${kind} of genes`)
-}
-
-/** The gene names of `node`, in written order (a gene used twice appears twice). */
-function leaves(node) {
-  switch (node.type) {
-    case 'Gene': return [node.name]
-    case 'Seq': return node.steps.flatMap(leaves)
-    case 'Par': return node.branches.flatMap(leaves)
-    case 'Cond': return [...leaves(node.then), ...leaves(node.else)]
-    case 'Try': return [...leaves(node.primary), ...leaves(node.fallback)]
-  }
-  return []
-}
 
 /** Cond: the predicate on the input's top-level field. */
 function holds({ field, op, value }, input) {
@@ -181,11 +81,12 @@ async function evaluate(node, input, env, deadline = env.deadline) {
       return value
     }
   }
-  // R-RUN-5: a Par, Cond or Try holding a gene that is not WASM runs all its genes in order.
+  // R-RUN-7: a Par, Cond or Try holding a gene that is not compiled runs all its genes in order
+  // (upstream's sequential fallback), so that every gene can use memory.
   const names = leaves(node)
   const notWasm = [...new Set(names.filter((n) => !env.isWasm(n)))]
   if (notWasm.length > 0) {
-    env.notice(`note: ${node.type} of ${names.join(', ')} holds genes that are not WASM (${notWasm.join(', ')}); so that every gene can use memory, its genes run once each, in written order, as a sequence`)
+    env.notice(`note: ${node.type} of ${names.join(', ')} holds genes that are not compiled (${notWasm.join(', ')}); falling back to sequential execution, as upstream does: its genes run once each, in written order, as a sequence, and every one uses memory`)
     let value = input
     for (const name of names) value = await env.runGene(name, value, deadline)
     return value
@@ -219,4 +120,4 @@ async function evaluate(node, input, env, deadline = env.deadline) {
   throw new Error(`unknown composition type ${node.type}`)
 }
 
-module.exports = { parseComposition, compositionOfGenes, leaves, evaluate, CompositionError }
+module.exports = { evaluate }

@@ -7,6 +7,7 @@ const { GeneMemoryAccess } = require('../../index.js')
 const { loadExpress, locate } = require('../cli/gene-loader')
 const { loadWasmGene, runWasmGene, Failure } = require('./wasm-host')
 const { invalidOutput, thrownFailure, envelopeFailure } = require('./failures')
+const { createGateway, isHybrid } = require('./network-gateway')
 
 /** `wasm` or `node`: how `gene` (from `readGene`) runs. */
 function geneKind(gene) {
@@ -25,11 +26,13 @@ async function loadGene(gene) {
 
 /**
  * Calls a Node gene's `express(input, ctx)` with `ctx.memory` bound to `memory` (`{ agentId,
- * root }`), awaits it, and returns its output as JSON text, so the next gene sees exactly what
+ * root }`) and, for a Hybrid gene with a `network` block, `ctx.gatewayFetch` (a gateway of its
+ * own for this run, R-RUN-4), awaits it, and returns its output as JSON text, so the next gene sees exactly what
  * `--input` would have given it.
  */
 async function runNodeGene(gene, express, inputJson, { memory }) {
   const ctx = { memory: new GeneMemoryAccess({ agentId: memory.agentId, root: memory.root, geneId: gene.id, domain: gene.domain }) }
+  if (isHybrid(gene.phenotype)) ctx.gatewayFetch = createGateway(gene.phenotype.network).gatewayFetch
   let output
   try {
     output = await express(JSON.parse(inputJson), ctx)

@@ -6,39 +6,43 @@
 
 const path = require('node:path')
 const { CliError } = require('../cli/errors')
-const { readGene } = require('../cli/project')
+const { readGene, sourceOnly } = require('../cli/project')
 const { problemsText } = require('../json-schema')
 const { GeneWorker } = require('./deadline')
 const { geneSchemas } = require('./schemas')
 const { failureOf, geneFailure } = require('./failures')
-const { parseComposition, compositionOfGenes, leaves, evaluate, CompositionError } = require('./composition')
+const { leaves } = require('../formats/composition')
+const { readFitnessState, writeFitnessState } = require('../formats/fitness-state')
+const { evaluate } = require('./composition')
+const { runTryPool } = require('./try-pool')
 
-/** R-RUN-6: the playground's default run limit, in seconds. */
-const DEFAULT_TIMEOUT_SECONDS = 30
+/** R-RUN-8: the run limit of upstream's sandbox (max_execution_time_ms 60000), in seconds. */
+const DEFAULT_TIMEOUT_SECONDS = 60
+/** R-RUN-7: the input of `agent run` and `run` without --input, as upstream's. */
+const DEFAULT_INPUT = Object.freeze({ name: 'world' })
+/** How much of an input or output a --verbose step line shows. */
+const PREVIEW = 150
 
-/** The composition of an agent record: `"Seq"` (older records) or an expression. */
-function compositionOf(agent) {
-  if (agent.composition === undefined || agent.composition === 'Seq') return compositionOfGenes('Seq', agent.genome)
-  try {
-    return parseComposition(agent.composition)
-  } catch (e) {
-    if (e instanceof CompositionError) throw new CliError(`agent "${agent.name}" has an invalid composition in its record: ${e.message}`)
-    throw e
-  }
+const preview = (value) => {
+  const text = JSON.stringify(value)
+  return text === undefined ? String(value) : text.length > PREVIEW ? `${text.slice(0, PREVIEW)}…` : text
 }
 
 /**
- * Runs `agent`'s composition on `input` with the agent's memory, within `seconds`; returns the
- * output. Every gene is read and loaded before the first one runs. `notice(line)` receives the
- * one-line notes for stderr.
+ * Runs `agent`'s composition (its record's `plan`) on `input` with the agent's memory, within
+ * `seconds`; returns the output. Every gene is read and loaded before the first one runs.
+ * `noSandbox`: every gene runs its source under Node. `notice(line)` receives the one-line notes
+ * for stderr; `step(line)`, when given (--verbose), a line per gene run. `agentsDir`: where a
+ * TryPool keeps its fitness state.
  */
-async function runAgent({ root, agent, input, seconds, notice }) {
-  const node = compositionOf(agent)
+async function runAgent({ root, agent, input, seconds, notice, step = null, noSandbox = false, agentsDir }) {
+  const node = agent.plan
   const genes = new Map()
   for (const name of leaves(node)) {
     if (genes.has(name)) continue
     try {
-      genes.set(name, readGene(root, name))
+      const gene = readGene(root, name)
+      genes.set(name, noSandbox ? sourceOnly(gene) : gene)
     } catch (e) {
       throw new CliError(`agent "${agent.name}": ${e.message}`)
     }
@@ -52,20 +56,46 @@ async function runAgent({ root, agent, input, seconds, notice }) {
   try {
     const kinds = new Map()
     for (const [name, gene] of genes) kinds.set(name, await worker.load(gene, deadline))
+    let count = 0
+    const runOne = async (name, value, geneDeadline = deadline) => {
+      const gene = genes.get(name)
+      const n = ++count
+      const started = Date.now()
+      const log = (status, detail) => step && step(`[${n}] ${name} (${kinds.get(name)}) ${status} in ${Date.now() - started} ms\n    input:  ${preview(value)}\n    ${detail}`)
+      const problems = geneSchemas(gene).input(value)
+      try {
+        // A failure of the gene's (code INVALID_INPUT): a Try falls back on it, as on any other.
+        if (problems) throw geneFailure(gene, failureOf('INVALID_INPUT', inputMessage(gene, problems)))
+        const output = await worker.run(gene, value, { deadline: geneDeadline, runDeadline: deadline })
+        log('ok', `output: ${preview(output)}`)
+        return output
+      } catch (e) {
+        log('failed', `error:  ${e.code ? `${e.code}: ${e.reason || e.message}` : e.message}`)
+        throw e
+      }
+    }
+    if (node.type === 'TryPool') return await runPool({ agent, agentsDir, genes, input, notice, step, runOne })
     return await evaluate(node, input, {
       deadline,
       notice,
       isWasm: (name) => kinds.get(name) !== 'node',
-      runGene: (name, value, geneDeadline) => {
-        const gene = genes.get(name)
-        const problems = geneSchemas(gene).input(value)
-        // A failure of the gene's (code INVALID_INPUT): a Try falls back on it, as on any other.
-        if (problems) return Promise.reject(geneFailure(gene, failureOf('INVALID_INPUT', inputMessage(gene, problems))))
-        return worker.run(gene, value, { deadline: geneDeadline, runDeadline: deadline })
-      },
+      runGene: runOne,
     })
   } finally {
     await worker.close()
+  }
+}
+
+/** A TryPool run: the fitness state is read before and saved after, even when the run fails. */
+async function runPool({ agent, agentsDir, genes, input, notice, step, runOne }) {
+  const state = readFitnessState(agentsDir, agent.name, notice)
+  try {
+    const result = await runTryPool({ names: agent.plan.genes, genes, input, state, runGene: (name, value) => runOne(name, value), step: step || (() => {}) })
+    writeFitnessState(agentsDir, agent.name, result.state)
+    return result.output
+  } catch (e) {
+    if (e.state) writeFitnessState(agentsDir, agent.name, e.state)
+    throw e
   }
 }
 
@@ -106,4 +136,4 @@ async function runGene({ gene, memory, input, seconds }) {
   }
 }
 
-module.exports = { DEFAULT_TIMEOUT_SECONDS, runAgent, runGene, geneRunner, leaves }
+module.exports = { DEFAULT_TIMEOUT_SECONDS, DEFAULT_INPUT, runAgent, runGene, geneRunner, leaves }

@@ -4,6 +4,7 @@
 
 const memory = require('../../../index.js')
 const { readAgents, findAgent } = require('../agents')
+const { describeComposition } = require('../../formats/composition')
 const { describeError } = require('../errors')
 const { formatQuota, printable, table } = require('../format')
 
@@ -14,22 +15,6 @@ function usageOf(root, agent) {
   } catch (e) {
     // One damaged database must not hide the other agents.
     return { error: describeError(e) }
-  }
-}
-
-/** A composition in one line: `Seq(a, b)`, `Par(a, Try(b, c))`; records may hold a name only. */
-function describeComposition(c) {
-  if (c === undefined || c === null) return 'Seq'
-  if (typeof c === 'string') return c
-  if (typeof c !== 'object') return String(c)
-  const parts = (list) => (Array.isArray(list) ? list.map(describeComposition).join(', ') : '')
-  switch (c.type) {
-    case 'Gene': return String(c.name)
-    case 'Seq': return `Seq(${parts(c.steps)})`
-    case 'Par': return `Par(${parts(c.branches)})`
-    case 'Cond': return `Cond(${parts([c.then, c.else].filter((x) => x !== undefined))})`
-    case 'Try': return `Try(${parts([c.primary, c.fallback])})`
-    default: return String(c.type)
   }
 }
 
@@ -80,7 +65,7 @@ const list = {
       agent.name,
       agent.id,
       agent.genome.join(', '),
-      describeComposition(agent.composition),
+      describeComposition(agent.plan),
       memoryCell(usage),
       usage && !usage.error ? String(usage.entries) : '-',
     ])))
@@ -114,7 +99,7 @@ const show = {
     io.out(`Agent "${agent.name}"`)
     io.out(`  id            ${agent.id}`)
     io.out(`  genome        ${agent.genome.join(', ')}`)
-    io.out(`  composition   ${printable(describeComposition(agent.composition))}`)
+    io.out(`  composition   ${printable(describeComposition(agent.plan))}`)
     if (agent.createdAt) io.out(`  created       ${printable(agent.createdAt)}`)
     if (usage === null) {
       if (agent.dataPolicy) io.out(`  data policy   ${policyText(agent.dataPolicy)} (from the record)`)

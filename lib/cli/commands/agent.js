@@ -1,18 +1,18 @@
 'use strict'
 // `rotifer agent create` and `rotifer agent run`.
 
-const { randomUUID } = require('node:crypto')
 const memory = require('../../../index.js')
 const { CliError, UsageError } = require('../errors')
 const { readGene } = require('../project')
-const { checkAgentName, writeAgent, readAgents, findAgent, readComposition, ensureAgentMemory } = require('../agents')
+const { checkAgentName, writeAgent, readAgents, findAgent, readComposition, ensureAgentMemory, agentsDir } = require('../agents')
 const { parseInput, parseTimeout, TIMEOUT_OPTION } = require('../runner')
 const { formatQuota } = require('../format')
-const { runAgent, leaves } = require('../../runtime')
+const { runAgent, DEFAULT_INPUT } = require('../../runtime')
+const { DEFAULT_QUOTA, MAX_RETENTION_DAYS, newAgentRecord, checkAgentRecord } = require('../../formats/agent-record')
+const { KINDS, PAR_MERGES, describeComposition } = require('../../formats/composition')
 
-/** R-QUO-1: the quota of an agent created without --memory-quota. */
-const DEFAULT_QUOTA = 10 * 1024 * 1024
-const MAX_RETENTION_DAYS = 2147483647
+/** `--strategy`: upstream stores the word as given ("manual" when --genes names the genes). */
+const STRATEGY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
 /** `--max-retention-days`: a whole number of days, the range retention policies accept. */
 function parseRetentionDays(text) {
@@ -21,6 +21,14 @@ function parseRetentionDays(text) {
     throw new UsageError(`invalid --max-retention-days ${JSON.stringify(text)}: give a whole number of days from 1 to ${MAX_RETENTION_DAYS}`, 'agent create', { seeHelp: false })
   }
   return n
+}
+
+function parseStrategy(text) {
+  if (text === undefined) return 'manual'
+  if (!STRATEGY.test(text)) {
+    throw new UsageError(`invalid --strategy ${JSON.stringify(text)}: give a word of 1 to 64 letters, digits, ".", "_" or "-", such as manual or greedy`, 'agent create', { seeHelp: false })
+  }
+  return text
 }
 
 function parseQuota(text) {
@@ -36,25 +44,32 @@ function parseQuota(text) {
 const create = {
   name: 'agent create',
   summary: 'create an agent from genes, with its memory quota and data policy',
-  usage: 'rotifer agent create <name> --genes <gene…> [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>] [--composition Seq|Par|Try]\n       rotifer agent create <name> --composition <file.json> [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]',
+  usage: 'rotifer agent create <name> -g|--genes <gene…> [--composition Seq|Par|Cond|Try|TryPool] [--par-merge first|concat|merge] [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]\n       rotifer agent create <name> --composition <file.json> [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]',
   description: [
-    'Creates an agent that runs the given genes (in sequence by default) and creates its memory.',
-    '--composition Par runs the genes side by side on the same input; Try runs the first and falls',
-    'back to the next on failure. A JSON file gives any composition of Seq, Par, Cond, Try and Gene.',
-    'Everything is checked first: if a gene is missing or an option is invalid, nothing is created.',
-    'The agent is written to .rotifer/agents/<id>.json; its id is a new UUID.',
+    'Creates an agent that runs the given genes and creates its memory, as upstream\'s agent create:',
+    'Seq (default) runs them in order, each output the next input (one gene: Single); Par runs them',
+    'on the same input and keeps the first success (--par-merge first, the default) or all of them',
+    '(concat or merge: {"branch_0": …}); Cond runs the first gene when the input\'s "type" is',
+    '"primary", else the second; Try runs the first and falls back to the next on failure; TryPool',
+    'pools the genes by domain and fails over to the fittest other gene of the domain. A JSON file',
+    'gives any composition (docs/cli.md). Everything is checked first: if a gene is missing or an',
+    'option is invalid, nothing is created. The agent is written to .rotifer/agents/<id>.json in',
+    'upstream\'s format, with its memory quota and data policy; its id is a new UUID.',
   ],
   positionals: ['name'],
   options: {
-    genes: { type: 'list', value: '<gene…>', help: 'genes of genes/<gene>/, in this order (space- or comma-separated); required unless --composition names a file' },
-    composition: { type: 'string', value: '<Seq|Par|Try|file.json>', help: 'how --genes compose (default Seq), or a JSON file holding a composition expression' },
+    genes: { type: 'list', short: 'g', value: '<gene…>', help: 'genes of the genes folder, in this order (space- or comma-separated); required unless --composition names a file' },
+    composition: { type: 'string', value: '<kind|file.json>', help: `how --genes compose: ${KINDS.join(', ')} (default Seq); or a JSON file holding a composition` },
+    'par-merge': { type: 'string', value: '<merge>', help: `with --composition Par: ${Object.keys(PAR_MERGES).join(', ')} (default first: the first branch that succeeds; concat and merge: every branch)` },
+    strategy: { type: 'string', value: '<word>', help: 'the gene selection strategy recorded with the agent (default manual, as upstream records for --genes)' },
     'memory-quota': { type: 'string', value: '<size>', help: 'memory quota: a number and KB, MB or GB (1 KB = 1024 bytes), e.g. 512KB, 50MB, 1.5GB; more than 0, at most 1024GB. Default 10MB' },
     'allow-anonymization': { type: 'boolean', help: 'the data policy supports anonymization: entries may be written with sharePolicy ANONYMIZED_SHARE or KNOWLEDGE_GENE' },
     'max-retention-days': { type: 'string', value: '<N>', help: 'the data policy keeps entries at most N days (1 to 2147483647); default: no limit' },
   },
   examples: [
     'rotifer agent create my-agent --genes formatter --memory-quota=50MB',
-    'rotifer agent create checker --genes strict lenient --composition Try',
+    'rotifer agent create checker -g strict lenient --composition Try',
+    'rotifer agent create fan -g a b --composition Par --par-merge concat',
     'rotifer agent create router --composition router.json',
   ],
 
@@ -64,34 +79,27 @@ const create = {
     checkAgentName(name)
     const sameName = readAgents(root).find((a) => a.name === name)
     if (sameName) throw new CliError(`an agent named "${name}" already exists (id ${sameName.id}); choose another name`)
-    const composition = readComposition(root, options.genes, options.composition)
-    const names = composition === 'Seq' ? options.genes : [...new Set(leaves(composition))]
-    const genes = names.map((g) => readGene(root, g))
+    const { genome, composition } = readComposition(options.genes, options.composition, options['par-merge'])
+    const strategy = parseStrategy(options.strategy)
     const quota = options['memory-quota'] === undefined ? DEFAULT_QUOTA : parseQuota(options['memory-quota'])
     const dataPolicy = {
       anonymizationSupported: options['allow-anonymization'] === true,
       maxRetentionDays: options['max-retention-days'] === undefined ? null : parseRetentionDays(options['max-retention-days']),
     }
+    const genes = genome.map((g) => readGene(root, g))
+    const record = newAgentRecord({ name, genome: genes.map((g) => g.name), composition, strategy, memoryQuota: quota, dataPolicy })
+    const { plan } = checkAgentRecord(record, `.rotifer/agents/${record.id}.json`, record.id)
 
-    const id = randomUUID()
     // Memory first: if it cannot be created, no agent record points at it.
-    memory.createAgentMemory({ agentId: id, root, quota, dataPolicy })
-    const record = {
-      id,
-      name,
-      genome: genes.map((g) => g.name),
-      composition,
-      memoryQuota: quota,
-      dataPolicy,
-      createdAt: new Date().toISOString(),
-    }
+    memory.createAgentMemory({ agentId: record.id, root, quota, dataPolicy })
     writeAgent(root, record)
+    const id = record.id
 
     io.out(`Created agent "${name}"`)
     io.out(`  id            ${id}`)
-    const kind = composition === 'Seq' ? 'Seq' : composition.type
-    io.out(`  genome (${kind})`.padEnd(16) + genes.map((g) => `${g.name} ${g.id}`).join('\n                '))
-    if (composition !== 'Seq') io.out(`  composition   ${JSON.stringify(composition)}`)
+    io.out(`  genome (${composition.type}) `.padEnd(16) + genes.map((g) => `${g.name} ${g.id}`).join('\n                '))
+    io.out(`  composition   ${describeComposition(plan)}`)
+    io.out(`  strategy      ${strategy}`)
     io.out(`  memory quota  ${formatQuota(quota)}`)
     io.out(`  data policy   anonymization ${dataPolicy.anonymizationSupported ? 'supported' : 'not supported'}, ` +
       (dataPolicy.maxRetentionDays === null ? 'no retention limit' : `entries kept at most ${dataPolicy.maxRetentionDays} days`))
@@ -102,28 +110,41 @@ const create = {
 const run = {
   name: 'agent run',
   summary: "run an agent's genes on an input, with the agent's memory",
-  usage: 'rotifer agent run <agent> --input <json> [--timeout <seconds>]',
+  usage: 'rotifer agent run <agent> [--input <json>] [--verbose] [--no-sandbox] [--timeout <seconds>]',
   description: [
-    "Runs the agent's composition on the input and prints the output as JSON. In a Seq the input",
-    "goes to the first gene and each gene's output is the next gene's input. Every gene reads and",
-    "writes the agent's memory with its own v2 id and domain (ctx.memory, or the WASM host",
-    'functions), so what it remembers persists between runs. A Par, Cond or Try holding a gene',
-    'that is not WASM runs all its genes in order instead (said on stderr). <agent> is the',
-    "agent's name or id. Gene output other than the result (console.log, logs) goes to stderr.",
+    "Runs the agent's composition on the input and prints the output as JSON (nothing else goes to",
+    "stdout). In a Seq the input goes to the first gene and each gene's output is the next gene's",
+    "input. Every gene reads and writes the agent's memory with its own v2 id and domain",
+    '(ctx.memory, or the WASM host functions), so what it remembers persists between runs. A Par,',
+    'Cond or Try holding a gene that is not compiled runs all its genes once, in written order,',
+    'instead (said on stderr), as upstream does. A TryPool prints {"<domain>": output} and keeps',
+    "its fitness state in .rotifer/agents/<name>.fitness.json. <agent> is the agent's name or id.",
+    'Gene output other than the result (console.log, logs) and the --verbose step log go to stderr.',
   ],
   positionals: ['agent'],
   options: {
-    input: { type: 'string', required: true, value: '<json>', help: 'the input of the composition: JSON, @file to read it from a file, or - to read stdin' },
+    input: { type: 'string', value: '<json>', help: 'the input of the composition: JSON, @file to read it from a file, or - to read stdin; default {"name":"world"}' },
+    verbose: { type: 'boolean', help: "write each gene's run (engine, time, input and output) to stderr" },
+    'no-sandbox': { type: 'boolean', help: 'run every gene from its source under Node, even a compiled one (so Par, Cond and Try run as a sequence)' },
     timeout: TIMEOUT_OPTION,
   },
   examples: [`rotifer agent run my-agent --input '{"code":"a {\\n  b\\n}","indent":4}'`],
 
   async run({ positionals, options, root, io }) {
-    const input = parseInput(options.input, 'agent run')
+    const input = options.input === undefined ? { ...DEFAULT_INPUT } : parseInput(options.input, 'agent run')
     const seconds = parseTimeout(options.timeout, 'agent run')
     const agent = findAgent(root, positionals.agent)
     ensureAgentMemory(root, agent, io)
-    const output = await runAgent({ root, agent, input, seconds, notice: (line) => io.err(line) })
+    const output = await runAgent({
+      root,
+      agent,
+      input,
+      seconds,
+      noSandbox: options['no-sandbox'] === true,
+      agentsDir: agentsDir(root),
+      notice: (line) => io.err(line),
+      step: options.verbose ? (line) => io.err(line) : null,
+    })
     io.out(JSON.stringify(output, null, 2))
     return 0
   },

@@ -6,12 +6,12 @@
 
 const { readGene, sourceOnly } = require('../project')
 const { parseInput, parseTimeout, TIMEOUT_OPTION } = require('../runner')
-const { runGene } = require('../../runtime')
+const { runGene, DEFAULT_INPUT } = require('../../runtime')
 
 const run = {
   name: 'run',
   summary: 'run one gene on its own, outside any agent (memory calls are denied)',
-  usage: 'rotifer run <gene> --input <json> [--timeout <seconds>] [--no-sandbox]',
+  usage: 'rotifer run <gene> [--input <json>] [--timeout <seconds>] [--no-sandbox]',
   description: [
     "Runs the gene once on the input and prints its output as JSON. The input must conform to the",
     "gene's inputSchema. A compiled gene (gene.ir.wasm, or gene.wasm alone) runs as WASM; with",
@@ -21,14 +21,14 @@ const run = {
   ],
   positionals: ['gene'],
   options: {
-    input: { type: 'string', required: true, value: '<json>', help: 'the input of the gene: JSON, @file to read it from a file, or - to read stdin' },
+    input: { type: 'string', value: '<json>', help: 'the input of the gene: JSON, @file to read it from a file, or - to read stdin; default {"name":"world"}, as upstream' },
     timeout: TIMEOUT_OPTION,
     'no-sandbox': { type: 'boolean', help: 'run the source under Node even when the gene is compiled' },
   },
   examples: [`rotifer run formatter --input '{"code":"a","indent":2}'`],
 
   async run({ positionals, options, root, io }) {
-    const input = parseInput(options.input, 'run')
+    const input = options.input === undefined ? { ...DEFAULT_INPUT } : parseInput(options.input, 'run')
     const seconds = parseTimeout(options.timeout, 'run')
     const read = readGene(root, positionals.gene)
     const gene = options['no-sandbox'] ? sourceOnly(read) : read
