@@ -9,6 +9,7 @@ const path = require('node:path')
 const { CliError, UsageError } = require('./errors')
 const memory = require('../../index.js')
 const { didYouMean } = require('./suggest')
+const { writePrivateFile } = require('../private-file')
 const { projectNote } = require('./project')
 const { parseComposition, compositionOfGenes, leaves, CompositionError, KINDS, PAR_MERGES } = require('../formats/composition')
 const { parseAgentRecord, formatAgentRecord, AgentRecordError } = require('../formats/agent-record')
@@ -85,18 +86,9 @@ function writeAgent(root, record) {
   ensurePrivateDir(path.join(root, '.rotifer'))
   ensurePrivateDir(agentsDir(root))
   const file = path.join(agentsDir(root), `${record.id}.json`)
-  const tmp = path.join(agentsDir(root), `.${record.id}.json.${process.pid}.tmp`)
-  const flags = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW
-  let fd
   try {
-    fd = fs.openSync(tmp, flags, 0o600)
-    fs.writeFileSync(fd, formatAgentRecord(record))
-    fs.closeSync(fd)
-    fd = undefined
-    fs.renameSync(tmp, file)
+    writePrivateFile(file, formatAgentRecord(record))
   } catch (e) {
-    if (fd !== undefined) fs.closeSync(fd)
-    fs.rmSync(tmp, { force: true })
     throw new CliError(`cannot write ${file}: ${e.message}`)
   }
   return file

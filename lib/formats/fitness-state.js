@@ -9,6 +9,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { CliError } = require('../cli/errors')
+const { writePrivateFile } = require('../private-file')
 
 /** The state's file; a name that would leave the folder (`/`, a leading `.`) is refused. */
 function fitnessFile(agentsDir, agentName) {
@@ -68,17 +69,9 @@ function readFitnessState(agentsDir, agentName, note) {
 function writeFitnessState(agentsDir, agentName, state) {
   const file = fitnessFile(agentsDir, agentName)
   const rounded = Object.fromEntries(Object.entries(state).map(([g, s]) => [g, { fitness: Math.round(s.fitness * 1000) / 1000, successes: s.successes, failures: s.failures }]))
-  const tmp = path.join(agentsDir, `.${agentName}.fitness.json.${process.pid}.tmp`)
-  let fd
   try {
-    fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600)
-    fs.writeFileSync(fd, JSON.stringify(rounded, null, 2))
-    fs.closeSync(fd)
-    fd = undefined
-    fs.renameSync(tmp, file)
+    writePrivateFile(file, JSON.stringify(rounded, null, 2))
   } catch (e) {
-    if (fd !== undefined) fs.closeSync(fd)
-    fs.rmSync(tmp, { force: true })
     throw new CliError(`cannot write the fitness state ${file}: ${e.message}`)
   }
   return file
