@@ -69,6 +69,13 @@ export declare function backupAgentMemory(options: JsAny): JsOut
 /** `createAgentMemory({ agentId, root?, quota?, dataPolicy? })`. */
 export declare function createAgentMemory(options: JsAny): void
 
+/**
+ * `deleteAgentDatabase({ agentId, root? }, now)`: the agent's database and companion files
+ * removed after one `memory.drop` audit line (`memory::delete_agent_database`):
+ * `{ existed, entries, used, removed: [path…] }`.
+ */
+export declare function deleteAgentDatabase(options: JsAny, now: JsAny): JsOut
+
 /** `deleteAgentMemory({ agentId, root?, key? , category?, keyPrefix? }, now)`: how many were deleted. */
 export declare function deleteAgentMemory(options: JsAny, now: JsAny): number
 

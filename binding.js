@@ -841,6 +841,7 @@ module.exports.NativeWasmHost = nativeBinding.NativeWasmHost
 module.exports.__panicForTest = nativeBinding.__panicForTest
 module.exports.backupAgentMemory = nativeBinding.backupAgentMemory
 module.exports.createAgentMemory = nativeBinding.createAgentMemory
+module.exports.deleteAgentDatabase = nativeBinding.deleteAgentDatabase
 module.exports.deleteAgentMemory = nativeBinding.deleteAgentMemory
 module.exports.ensureAgentMemory = nativeBinding.ensureAgentMemory
 module.exports.exportAgentMemory = nativeBinding.exportAgentMemory

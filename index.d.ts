@@ -313,6 +313,24 @@ export declare function backupAgentMemory(options: { agentId: string; root?: str
 }
 
 /**
+ * Deletes the agent's memory as a whole: its database `<agentId>.db`, then its `-wal`, `-shm`,
+ * `-lineage` and every `-wal`/`-shm` moved aside as `*.orphaned-*`. One `memory.drop` audit
+ * line (actor `"deployer"`, no `tx`) is written first; if it cannot be written, nothing is
+ * removed (`MEMORY_STORAGE_ERROR`). A process that has the agent open fails its next call with
+ * `MEMORY_STORAGE_ERROR` (its database was deleted under it) and never writes into it. A file
+ * that cannot be removed fails the call, naming what was removed; calling again finishes.
+ */
+export declare function deleteAgentDatabase(options: { agentId: string; root?: string; now?: () => number }): {
+  /** Whether the database existed (if not, nothing was audited; stray companions are removed). */
+  existed: boolean
+  /** Live entries and their bytes when it was deleted (0 if it could not be read). */
+  entries: number
+  used: number
+  /** The files removed, the database first. */
+  removed: string[]
+}
+
+/**
  * Replaces every entry of the agent with those of a backup made by `backupAgentMemory`, as one
  * change: every process with the agent open sees it at its next call. Everything is checked
  * first (the file, its schema, that it is this agent's, every entry, the agent's data policy

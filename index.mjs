@@ -14,6 +14,7 @@ export const {
   createAgentMemory,
   createMemoryImports,
   createTestMemory,
+  deleteAgentDatabase,
   deleteAgentMemory,
   ensureAgentMemory,
   listAgentMemory,

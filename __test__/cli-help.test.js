@@ -12,6 +12,8 @@ const COMMANDS = {
   agent: /^Usage: rotifer agent <command>/,
   'agent create': /^Usage: rotifer agent create <name> -g\|--genes <gene…> \[--composition Seq\|Par\|Cond\|Try\|TryPool\] \[--par-merge first\|concat\|merge\] \[--strategy <word>\] \[--memory-quota=<size>\] \[--allow-anonymization\] \[--max-retention-days=<N>\]/,
   'agent run': /^Usage: rotifer agent run <agent> \[--input <json>\] \[--verbose\] \[--no-sandbox\] \[--timeout <seconds>\]/,
+  'agent update': /^Usage: rotifer agent update <agent> \[--memory-quota <size>\] \[--allow-anonymization \| --no-allow-anonymization\] \[--max-retention-days <N>\|none\]/,
+  'agent delete': /^Usage: rotifer agent delete <agent> \[--keep-memory\] \[--yes\]/,
   'agent memory': /^Usage: rotifer agent memory <command>/,
   'agent list': /^Usage: rotifer agent list \[--json\]/,
   'agent show': /^Usage: rotifer agent show <agent> \[--json\]/,
@@ -47,7 +49,7 @@ test('--help on every command prints its usage, exits 0 and runs nothing', (t) =
   assert.match(rotifer(root, 'agent', 'memory', 'delete', '-h').stdout, COMMANDS['agent memory delete'])
   assert.equal(fs.existsSync(path.join(root, '.rotifer')), false)
   // Groups list their commands.
-  assert.match(rotifer(root, 'agent', '--help').stdout, /\n {2}create .*\n {2}list .*\n {2}show .*\n {2}run .*\n {2}memory /)
+  assert.match(rotifer(root, 'agent', '--help').stdout, /\n {2}create .*\n {2}list .*\n {2}show .*\n {2}run .*\n {2}update .*\n {2}delete .*\n {2}memory /)
   assert.match(rotifer(root, '--help').stdout, /\n {2}agent .*\n {2}gene .*\n {2}init .*\n {2}list .*\n {2}wrap .*\n {2}compile .*\n {2}run .*\n {2}test /)
   // Short options are shown with their long form.
   assert.match(rotifer(root, 'wrap', '--help').stdout, /\n {2}-d, --domain <domain> /)
@@ -86,6 +88,11 @@ test('a wrong command line is one error line and exit code 2', (t) => {
     [['agent', 'run', 'a', '--timeout', '0'], /invalid --timeout "0"/],
     [['agent', 'run', 'a', 'b', '--input', '{}'], /unexpected argument "b"/],
     [['agent', 'memory', 'list'], /missing <agent>/],
+    [['agent', 'update'], /missing <agent>/],
+    [['agent', 'update', 'a', '--memory-quota=-5MB'], /^error: rotifer agent update: invalid --memory-quota: /],
+    [['agent', 'update', 'a', '--no-allow-anonymization=1'], /--no-allow-anonymization takes no value/],
+    [['agent', 'delete'], /missing <agent>/],
+    [['agent', 'delete', 'a', '--keep-memroy'], /unknown option --keep-memroy; did you mean "--keep-memory"\?/],
     [['agent', 'memory', 'delete', 'a', '--key', 'k', '--key', 'j'], /--key is given more than once/],
     [['run', 'gene', '--input'], /--input needs a value/],
     [['test'], /missing <gene>/],

@@ -75,6 +75,7 @@ function create(native) {
       importAgentMemory: fail,
       backupAgentMemory: fail,
       restoreAgentMemory: fail,
+      deleteAgentDatabase: fail,
       readAgentAuditLog: fail,
       TEST_GENE_ID,
     }
@@ -187,6 +188,7 @@ function create(native) {
 
   const backupAgentMemory = (options) => call(() => native.backupAgentMemory(options))
   const restoreAgentMemory = (options) => call(() => native.restoreAgentMemory(options, clockOf(options)?.()))
+  const deleteAgentDatabase = (options) => call(() => native.deleteAgentDatabase(options, clockOf(options)?.()))
 
   // Test memories still open; each is deleted when the process exits (R-HOST-4).
   const openTestMemories = new Set()
@@ -249,6 +251,7 @@ function create(native) {
     importAgentMemory,
     backupAgentMemory,
     restoreAgentMemory,
+    deleteAgentDatabase,
     readAgentAuditLog,
     createMemoryImports: memoryImportsFor(native, clockOf),
     TEST_GENE_ID,

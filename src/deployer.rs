@@ -151,3 +151,23 @@ pub fn read_agent_audit_log(options: JsAny) -> Result<String, String> {
         Ok(out)
     })
 }
+
+/// `deleteAgentDatabase({ agentId, root? }, now)`: the agent's database and companion files
+/// removed after one `memory.drop` audit line (`memory::delete_agent_database`):
+/// `{ existed, entries, used, removed: [path…] }`.
+#[napi]
+pub fn delete_agent_database(env: Env, options: JsAny, now: JsAny) -> Result<JsOut, String> {
+    guard(|| {
+        let arg = options.to_arg()?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "now"])?;
+        let r = rotifer_memory_core::memory::delete_agent_database(&o.layout, &o.agent_id, now_ms(&now)?)?;
+        let b = Builder::new(env.raw());
+        let removed = r.removed.iter().map(|p| b.string(&p.display().to_string())).collect::<CoreResult<Vec<_>>>()?;
+        Ok(JsOut(b.object(&[
+            (c"existed", b.boolean(r.existed)?),
+            (c"entries", b.number(r.entries as f64)?),
+            (c"used", b.number(r.used as f64)?),
+            (c"removed", b.array(&removed)?),
+        ])?))
+    })
+}

@@ -610,6 +610,73 @@ pub fn ensure_agent_memory(layout: &Layout, agent_id: &str, quota: u64, policy: 
     Ok(true)
 }
 
+/// What `delete_agent_database` removed.
+#[derive(Debug, Clone, Default)]
+pub struct Dropped {
+    /// Whether the agent had a database (else nothing was audited or removed, but companions).
+    pub existed: bool,
+    /// Live entries and their bytes when it was deleted (0 when it could not be read).
+    pub entries: u64,
+    pub used: u64,
+    /// Every file removed, the database first.
+    pub removed: Vec<PathBuf>,
+}
+
+/// Deletes an agent's memory as a whole (the deployer's `rotifer agent delete`): its database
+/// `<id>.db`, then `-wal`, `-shm`, `-lineage` and every `-wal`/`-shm` moved aside as
+/// `*.orphaned-*`. One `memory.drop` audit line (actor deployer) is written first; if it
+/// cannot be written, nothing is removed. A process that has the agent open notices at its next
+/// call that its database is gone (the store refuses a database deleted under it) and fails
+/// with `MEMORY_STORAGE_ERROR`. A database that cannot be read (damaged) is still deleted.
+pub fn delete_agent_database(layout: &Layout, agent_id: &str, now: i64) -> Result<Dropped> {
+    check_agent_id(agent_id)?;
+    let real = layout.real()?;
+    let db = real.db_path(agent_id);
+    let companion = |suffix: &str| PathBuf::from(format!("{}{suffix}", db.display()));
+    let mut doomed = vec![db.clone(), companion("-wal"), companion("-shm"), companion("-lineage")];
+    let name = format!("{agent_id}.db");
+    if let Ok(dir) = std::fs::read_dir(real.memory_dir()) {
+        let mut aside: Vec<PathBuf> = dir
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|f| [format!("{name}-wal.orphaned-"), format!("{name}-shm.orphaned-")].iter().any(|p| f.starts_with(p.as_str())))
+            .map(|f| real.memory_dir().join(f))
+            .collect();
+        aside.sort();
+        doomed.extend(aside);
+    }
+    let existed = std::fs::symlink_metadata(&db).is_ok();
+    let mut out = Dropped { existed, ..Dropped::default() };
+    if existed {
+        let usage = crate::inspect::inspect_agent_memory(layout, agent_id, now).ok().flatten();
+        if let Some(u) = &usage {
+            out.entries = u.entries;
+            out.used = u.used;
+        }
+        let reason = match &usage {
+            Some(u) => format!("the agent's memory was deleted: its database and companion files ({} entries, {} bytes)", u.entries, u.used),
+            None => "the agent's memory was deleted: its database (unreadable) and companion files".to_string(),
+        };
+        let mut batch = AuditBatch::new(agent_id, now);
+        batch.record_drop(Actor::Deployer, &reason, usage.as_ref().map(|u| u.used));
+        batch.flush_audit(layout)?;
+    }
+    for path in doomed {
+        match std::fs::remove_file(&path) {
+            Ok(()) => out.removed.push(path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(MemoryError::storage(format!(
+                    "cannot remove {} ({e}); removed so far: {}. Run the delete again to finish",
+                    path.display(),
+                    if out.removed.is_empty() { "nothing".to_string() } else { out.removed.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ") }
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Every live entry of the agent, by key, ignoring access policies. An agent whose memory was
 /// never created has none (and none is created).
 pub fn list_agent_memory(layout: &Layout, agent_id: &str, category: Option<Category>, now: impl Into<CallTime>) -> Result<Vec<Listing>> {

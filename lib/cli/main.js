@@ -11,6 +11,7 @@ const agent = require('./commands/agent')
 const agentMemory = require('./commands/agent-memory')
 const gene = require('./commands/gene')
 const agentInspect = require('./commands/agent-inspect')
+const manage = require('./commands/agent-manage')
 const { get: memoryGet } = require('./commands/agent-memory-get')
 const { log: memoryLog } = require('./commands/agent-memory-log')
 const transfer = require('./commands/agent-memory-transfer')
@@ -28,12 +29,14 @@ const tree = {
   commands: {
     agent: {
       name: 'agent',
-      summary: 'create and run agents, inspect and clean their memory',
+      summary: 'create, run, update and delete agents, inspect and clean their memory',
       commands: {
         create: agent.create,
         list: agentInspect.list,
         show: agentInspect.show,
         run: agent.run,
+        update: manage.update,
+        delete: manage.delete,
         memory: {
           name: 'agent memory',
           summary: "inspect, clean and move an agent's memory (the deployer's view)",

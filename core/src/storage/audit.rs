@@ -28,6 +28,9 @@ pub enum Action {
     AccessDenied,
     /// The database replaced as a whole: restored by the deployer, or found replaced by hand.
     Restore,
+    /// The agent's whole database deleted by the deployer (`rotifer agent delete`): written
+    /// before any file is removed, with no `tx` (no transaction of the database commits it).
+    Drop,
 }
 
 impl Action {
@@ -41,6 +44,7 @@ impl Action {
             Action::QuotaReject => "memory.quota_reject",
             Action::AccessDenied => "memory.access_denied",
             Action::Restore => "memory.restore",
+            Action::Drop => "memory.drop",
         }
     }
 
@@ -202,6 +206,15 @@ impl<'a> AuditBatch<'a> {
         line.reason = Some(reason);
         line.tx = tx.or(self.tx);
         line.tx_line = self.next_tx_line();
+        write_json_line(&mut self.lines, &line);
+    }
+
+    /// Appends the line of a deleted database (`Action::Drop`): `reason` says what goes,
+    /// `size` the bytes the agent held. It carries no `tx`, so readers count it as done: it is
+    /// written before the files are removed, and a removal cut short is finished by the next.
+    pub fn record_drop(&mut self, actor: Actor<'_>, reason: &str, size: Option<u64>) {
+        let mut line = make_line(self.agent_id, self.now, Action::Drop, actor, Subject { size, ..Subject::default() }, None, None);
+        line.reason = Some(reason);
         write_json_line(&mut self.lines, &line);
     }
 

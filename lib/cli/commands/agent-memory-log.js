@@ -64,7 +64,7 @@ function detailText(l) {
   }
   if (l.action === 'memory.access_denied') return `${l.op || '?'}: ${l.reason || l.code || ''}`
   if (l.action === 'memory.quota_reject') return `needed ${l.needed} more, quota ${l.quota}, used ${l.used}, evictable ${l.evictable}`
-  if (l.action === 'memory.restore') return l.reason || ''
+  if (l.action === 'memory.restore' || l.action === 'memory.drop') return l.reason || ''
   return ''
 }
 
