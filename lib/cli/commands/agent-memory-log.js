@@ -15,7 +15,7 @@ const { table } = require('../format')
 const REFUSAL_KEY_BYTES = 64
 const REFUSALS = ['memory.access_denied', 'memory.quota_reject']
 
-const ACTIONS = ['create', 'update', 'delete', 'evict', 'expire', 'restore', 'quota_reject', 'access_denied']
+const ACTIONS = ['create', 'update', 'delete', 'evict', 'expire', 'restore', 'drop', 'quota_reject', 'access_denied']
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i
 
 function parseSince(text) {
