@@ -35,7 +35,8 @@ function writer(t, root, agentId) {
       }
       if (i === 20) process.stdout.write('started\\n')
       if (stop) {
-        const seen = m.queryMemory({ keyPrefix: 'n/', limit: 1000 }).length
+        // Through this process's own store (a query would stop at 1,000 entries).
+        const seen = memory.listAgentMemory({ agentId: ${JSON.stringify(agentId)}, root: ${JSON.stringify(root)}, keyPrefix: 'n/' }).length
         process.stdout.write(JSON.stringify({ i, errors, seen }) + '\\n')
         process.exit(0)
       }
