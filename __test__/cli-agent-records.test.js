@@ -1,7 +1,7 @@
 'use strict'
 // R-RUN-7 through the real bin: agent records in upstream's shape (read and written), records
 // upstream wrote (no memory fields: the default limits, also when R-HOST-1 recreates a database),
-// records written before issue 20 (migrated on read, never rewritten), upstream's agent create
+// records written by earlier versions (migrated on read, never rewritten), upstream's agent create
 // and agent run flags, and TryPool's domain failover with its fitness state.
 
 const { test, describe } = require('node:test')
@@ -114,7 +114,7 @@ describe('records upstream wrote', () => {
   })
 })
 
-describe('records written before issue 20', () => {
+describe('records written by earlier versions', () => {
   test('"Seq" and nested expressions are migrated on read: a Par without merge is still WaitAll', async (t) => {
     const root = makeProject(t)
     await addWasmGene(root, 'x', WAT.constant({ x: 1 }))

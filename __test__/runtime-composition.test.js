@@ -55,7 +55,7 @@ test('Par gives every branch the same input; merges', async () => {
   await assert.rejects(run(par('Majority', 'no', 'a'), 1, envOf(genes)), { code: 'PAR_NO_MAJORITY' }, 'half is not a majority')
   assert.deepEqual(await run({ type: 'Par', branches: [gene('no'), gene('a')] }, 1, envOf(genes)), { a: 1 }, 'first (FirstSuccess) by default, as upstream')
   const legacy = parseComposition({ type: 'Par', branches: [gene('a')] }, { legacy: true })
-  assert.deepEqual(await evaluate(legacy, 1, envOf(genes)), { branch_0: { a: 1 } }, 'WaitAll in a record written before issue 20')
+  assert.deepEqual(await evaluate(legacy, 1, envOf(genes)), { branch_0: { a: 1 } }, 'WaitAll in a record written by an earlier version')
   // Upstream's merge names: first = FirstSuccess, concat and merge = WaitAll.
   for (const [merge, out] of [['first', { b: 2 }], ['concat', { branch_0: { b: 2 }, branch_1: { a: 2 } }], ['merge', { branch_0: { b: 2 }, branch_1: { a: 2 } }]]) {
     assert.deepEqual(await run({ type: 'Par', branches: ['b', 'a'], merge }, 2, envOf(genes)), out, merge)
@@ -141,7 +141,7 @@ test("upstream's record shape: gene names, thenBranch/elseBranch, equals, and th
   // Single and Seq run the genome; Par without branches runs it too.
   assert.deepEqual(leaves(plan({ type: 'Single' }, ['yes'])), ['yes'])
   assert.deepEqual(leaves(plan({ type: 'Seq' })), genome)
-  assert.deepEqual(leaves(plan('Seq')), genome, 'records written before issue 20 say "Seq"')
+  assert.deepEqual(leaves(plan('Seq')), genome, 'records of earlier versions say "Seq"')
   assert.deepEqual(plan({ type: 'Par' }).branches.map((b) => b.name), genome)
   const tryPlan = plan({ type: 'Try', primary: 'bad', fallback: 'no' }, ['bad', 'no'])
   assert.deepEqual(await evaluate(tryPlan, { q: 1 }, envOf(genes)), { error: { code: 'BAD', message: 'bad says BAD', retryable: false, details: { gene: 'bad' } }, original_input: { q: 1 }, by: 'no' })

@@ -7,7 +7,7 @@
 //
 // Records upstream wrote have no memory fields: they get the default quota (10 MB) and data
 // policy (no anonymization, no retention limit), which R-HOST-1's recreation of a missing
-// database uses too. Records this project wrote before issue 20 (no `state`, `composition`
+// database uses too. Records this project wrote in earlier versions (no `state`, `composition`
 // "Seq" or an expression with `steps`/`then`/`else`) are migrated on read, in memory only: the
 // file is never rewritten, and a Par without `merge` keeps the WaitAll it meant then.
 
@@ -38,7 +38,7 @@ const shown = (v) => (v === undefined ? 'nothing' : JSON.stringify(v))
 /**
  * Checks a parsed record of file `file` whose name says `id`. Returns the record with its
  * defaults filled in (`state`, `strategy`, `reputation`, `memoryQuota`, `dataPolicy`), `legacy`
- * (written before issue 20) and `plan`, the composition to evaluate, both hidden
+ * (written by an earlier version) and `plan`, the composition to evaluate, both hidden
  * (not enumerable, so never printed). Throws AgentRecordError.
  */
 function checkAgentRecord(value, file, id) {

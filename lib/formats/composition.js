@@ -11,7 +11,7 @@
 //   A field left out takes upstream's default: `branches` the genome, `merge` "first",
 //   `thenBranch`/`primary` the first gene and `elseBranch`/`fallback` the second, `op` "Eq",
 //   `value` the predicate's `equals`.
-// - this project's expressions (composition files, records written before issue 20), where a
+// - this project's expressions (composition files, records written by earlier versions), where a
 //   branch is itself an expression: {"type":"Gene","name"}, {"type":"Seq","steps":[…]},
 //   `then`/`else` for `thenBranch`/`elseBranch`, merges WaitAll, FirstSuccess, Majority, and a
 //   Par `deadline` ("500ms", "5s", "1.5m").
@@ -53,11 +53,11 @@ const shown = (v) => (v === undefined ? 'nothing' : JSON.stringify(v))
 /**
  * The plan of `value` (a record's `composition`). `genome`: the record's genes, which upstream's
  * fields default to and every named gene must be one of (null: any gene name, for a composition
- * file that names its genes itself). `legacy`: a record written before issue 20, whose Par
+ * file that names its genes itself). `legacy`: a record written by an earlier version, whose Par
  * without `merge` meant WaitAll. Throws CompositionError naming the first problem.
  */
 function parseComposition(value, { genome = null, legacy = false } = {}) {
-  // Records written before issue 20 say "Seq"; upstream's agent-run reads a bare type too.
+  // Records of earlier versions say "Seq"; upstream's agent-run reads a bare type too.
   const top = typeof value === 'string' ? { type: value } : value === undefined ? { type: 'Seq' } : value
   return node(top, 'composition', 0, { genome, legacy, top: true })
 }
