@@ -1,0 +1,1 @@
+//! The playground IR custom sections (`rotifer compile`).

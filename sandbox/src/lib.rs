@@ -1,0 +1,22 @@
+//! The WASM gene sandbox of the Rotifer playground (R-RUN-5): wasmtime with fuel metering, a
+//! 256 MiB memory cap, a deadline enforced by epoch interruption, and the playground's host
+//! functions, the four memory calls going straight into the core's R-WASM protocol.
+//!
+//! `check` compiles a module and refuses, before it runs, anything the sandbox cannot run;
+//! `run` runs it once; `cache` keeps compiled modules by content hash; `ir` reads and writes
+//! the playground's IR custom sections (`rotifer compile`). Nothing here knows Node.js.
+
+pub mod cache;
+mod check;
+mod engine;
+mod host;
+pub mod ir;
+pub mod limits;
+pub mod logs;
+mod run;
+mod state;
+mod wasi;
+
+pub use check::{check, load, GeneKind, GeneModule};
+pub use engine::interrupt_all;
+pub use run::{run, Outcome, Report, RunOptions};

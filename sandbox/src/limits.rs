@@ -1,0 +1,16 @@
+//! The fixed bounds of one gene run. Figures from the Rotifer playground's sandbox defaults
+//! where it has them (fuel, memory, table size); the log and output bounds are this sandbox's.
+
+/// Fuel of one gene run (`rotifer run`, `rotifer test`, `rotifer agent run`, each branch of a
+/// composition): wasmtime charges about one unit per instruction.
+pub const DEFAULT_FUEL: u64 = 500_000_000;
+/// A gene's linear memory never grows past this; `memory.grow` beyond it returns -1.
+pub const MEMORY_CAP_BYTES: usize = 256 * 1024 * 1024;
+/// The most elements a table may have.
+pub const TABLE_ELEMENTS_CAP: usize = 10_000;
+/// Fuel one host call costs (the IR metering section's `fuel_per_host_call`).
+pub const HOST_CALL_FUEL: u64 = 100;
+/// Extra fuel per 64 bytes a host call moves (a memory request, a log line).
+pub const HOST_FUEL_PER_64_BYTES: u64 = 1;
+/// The largest output a WASI gene may write to stdout.
+pub const MAX_STDOUT_BYTES: usize = 16 * 1024 * 1024;

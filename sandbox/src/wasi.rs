@@ -1,0 +1,178 @@
+//! The `wasi_snapshot_preview1` subset a WASI command gene (a TypeScript gene compiled with
+//! Javy) may import: the Rotifer playground's nine functions (streams, clock, empty
+//! environment, `proc_exit`), plus an empty argument list and `random_get`. Stdin is the input
+//! JSON; stdout is collected (bounded) and is the output; stderr goes to the run's bounded log.
+//! There are no files, sockets or directories to reach.
+
+use crate::check::WASI;
+use crate::host::{charge, memory_of, range};
+use crate::limits::MAX_STDOUT_BYTES;
+use crate::state::{HostLimit, ProcExit, RunState};
+use wasmtime::{Caller, Error, Linker};
+
+const SUCCESS: i32 = 0;
+const EBADF: i32 = 8;
+const EFAULT: i32 = 21;
+const EINVAL: i32 = 28;
+const ENOSYS: i32 = 52;
+/// WASI's filetype for a character device (what a terminal stream is).
+const CHARACTER_DEVICE: u8 = 2;
+
+/// The `(ptr, len)` pairs of an iovec array.
+fn iovecs(data: &[u8], iovs: i32, count: i32) -> Option<Vec<std::ops::Range<usize>>> {
+    let table = range(iovs, (count as u32).checked_mul(8)? as i32, data.len())?;
+    let mut out = Vec::new();
+    for entry in data[table].chunks_exact(8) {
+        let ptr = i32::from_le_bytes(entry[0..4].try_into().ok()?);
+        let len = i32::from_le_bytes(entry[4..8].try_into().ok()?);
+        out.push(range(ptr, len, data.len())?);
+    }
+    Some(out)
+}
+
+fn put_u32(data: &mut [u8], at: i32, value: u32) -> bool {
+    match range(at, 4, data.len()) {
+        Some(r) => {
+            data[r].copy_from_slice(&value.to_le_bytes());
+            true
+        }
+        None => false,
+    }
+}
+
+fn fd_read(mut caller: Caller<'_, RunState>, fd: i32, iovs: i32, count: i32, nread: i32) -> i32 {
+    if !charge(&mut caller, 0) {
+        return ENOSYS;
+    }
+    if fd != 0 {
+        return EBADF;
+    }
+    let Some(memory) = memory_of(&mut caller) else { return EFAULT };
+    let (data, state) = memory.data_and_store_mut(&mut caller);
+    let Some(buffers) = iovecs(data, iovs, count) else { return EFAULT };
+    let mut total = 0usize;
+    for buffer in buffers {
+        let rest = &state.stdin[state.stdin_read..];
+        let n = rest.len().min(buffer.len());
+        data[buffer.start..buffer.start + n].copy_from_slice(&rest[..n]);
+        state.stdin_read += n;
+        total += n;
+        if n < buffer.len() {
+            break;
+        }
+    }
+    if put_u32(data, nread, total as u32) { SUCCESS } else { EFAULT }
+}
+
+fn fd_write(mut caller: Caller<'_, RunState>, fd: i32, iovs: i32, count: i32, nwritten: i32) -> Result<i32, Error> {
+    if fd != 1 && fd != 2 {
+        return Ok(EBADF);
+    }
+    let Some(memory) = memory_of(&mut caller) else { return Ok(EFAULT) };
+    let buffers = match iovecs(memory.data(&caller), iovs, count) {
+        Some(b) => b,
+        None => return Ok(EFAULT),
+    };
+    let total: usize = buffers.iter().map(|b| b.len()).sum();
+    if !charge(&mut caller, total) {
+        return Ok(ENOSYS);
+    }
+    let (data, state) = memory.data_and_store_mut(&mut caller);
+    for buffer in &buffers {
+        if fd == 1 {
+            if state.stdout.len() + buffer.len() > MAX_STDOUT_BYTES {
+                return Err(Error::new(HostLimit {
+                    code: "OUTPUT_TOO_LARGE",
+                    message: format!("its output is over {} MiB (the most a gene may write to stdout)", MAX_STDOUT_BYTES >> 20),
+                }));
+            }
+            state.stdout.extend_from_slice(&data[buffer.clone()]);
+        } else {
+            state.log.stderr(&data[buffer.clone()]);
+        }
+    }
+    Ok(if put_u32(data, nwritten, total as u32) { SUCCESS } else { EFAULT })
+}
+
+fn fd_fdstat_get(mut caller: Caller<'_, RunState>, fd: i32, stat: i32) -> i32 {
+    if !(0..=2).contains(&fd) {
+        return EBADF;
+    }
+    let Some(memory) = memory_of(&mut caller) else { return EFAULT };
+    let data = memory.data_mut(&mut caller);
+    match range(stat, 24, data.len()) {
+        Some(r) => {
+            data[r.clone()].fill(0);
+            data[r.start] = CHARACTER_DEVICE;
+            SUCCESS
+        }
+        None => EFAULT,
+    }
+}
+
+/// `(count_ptr, size_ptr)`: no environment variables and no arguments.
+fn empty_sizes(mut caller: Caller<'_, RunState>, count: i32, size: i32) -> i32 {
+    let Some(memory) = memory_of(&mut caller) else { return EFAULT };
+    let data = memory.data_mut(&mut caller);
+    if put_u32(data, count, 0) && put_u32(data, size, 0) { SUCCESS } else { EFAULT }
+}
+
+fn clock_time_get(mut caller: Caller<'_, RunState>, clock: i32, _precision: i64, time: i32) -> i32 {
+    if !(0..=3).contains(&clock) {
+        return EINVAL;
+    }
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    let Some(memory) = memory_of(&mut caller) else { return EFAULT };
+    let data = memory.data_mut(&mut caller);
+    match range(time, 8, data.len()) {
+        Some(r) => {
+            data[r].copy_from_slice(&nanos.to_le_bytes());
+            SUCCESS
+        }
+        None => EFAULT,
+    }
+}
+
+fn random_get(mut caller: Caller<'_, RunState>, buf: i32, len: i32) -> i32 {
+    if !charge(&mut caller, len as u32 as usize) {
+        return ENOSYS;
+    }
+    let Some(memory) = memory_of(&mut caller) else { return EFAULT };
+    let data = memory.data_mut(&mut caller);
+    let Some(r) = range(buf, len, data.len()) else { return EFAULT };
+    fill_random(&mut data[r]);
+    SUCCESS
+}
+
+/// Bytes from the kernel's generator.
+fn fill_random(out: &mut [u8]) {
+    let mut done = 0;
+    while done < out.len() {
+        // SAFETY: writes at most `out.len() - done` bytes into `out[done..]`.
+        let n = unsafe { libc::getrandom(out[done..].as_mut_ptr().cast(), out.len() - done, 0) };
+        if n <= 0 {
+            if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            break;
+        }
+        done += n as usize;
+    }
+}
+
+/// Defines the subset in `linker`.
+pub fn link(linker: &mut Linker<RunState>) -> wasmtime::Result<()> {
+    linker.func_wrap(WASI, "fd_read", fd_read)?;
+    linker.func_wrap(WASI, "fd_write", fd_write)?;
+    linker.func_wrap(WASI, "fd_close", |_: Caller<'_, RunState>, _fd: i32| -> i32 { SUCCESS })?;
+    linker.func_wrap(WASI, "fd_seek", |_: Caller<'_, RunState>, _fd: i32, _offset: i64, _whence: i32, _new: i32| -> i32 { ENOSYS })?;
+    linker.func_wrap(WASI, "fd_fdstat_get", fd_fdstat_get)?;
+    linker.func_wrap(WASI, "environ_sizes_get", empty_sizes)?;
+    linker.func_wrap(WASI, "environ_get", |_: Caller<'_, RunState>, _a: i32, _b: i32| -> i32 { SUCCESS })?;
+    linker.func_wrap(WASI, "args_sizes_get", empty_sizes)?;
+    linker.func_wrap(WASI, "args_get", |_: Caller<'_, RunState>, _a: i32, _b: i32| -> i32 { SUCCESS })?;
+    linker.func_wrap(WASI, "clock_time_get", clock_time_get)?;
+    linker.func_wrap(WASI, "random_get", random_get)?;
+    linker.func_wrap(WASI, "proc_exit", |_: Caller<'_, RunState>, status: i32| -> Result<(), Error> { Err(Error::new(ProcExit(status))) })?;
+    Ok(())
+}
