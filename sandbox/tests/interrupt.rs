@@ -14,7 +14,7 @@ fn interrupt_all_stops_a_running_gene_at_once() {
             gene_name: "g".into(),
             memory: GeneOptions::default(),
             deadline_ms: None,
-            fuel: u64::MAX / 2,
+            fuel: 1_000_000_000_000_000,
             context: Default::default(),
             log_limits: Default::default(),
             log: Box::new(rotifer_memory_sandbox::logs::Stderr),
