@@ -28,5 +28,4 @@ fn interrupt_all_stops_a_running_gene_at_once() {
     let (report, _) = running.join().unwrap();
     assert_eq!(report.outcome, Outcome::Interrupted);
     assert!(asked.elapsed().as_millis() < 2000);
-    assert!(report.fuel_used > 0);
 }
