@@ -34,6 +34,21 @@ export declare class NativeTestMemory {
   dispose(): void
 }
 
+/** A checked, compiled gene module. */
+export declare class NativeWasmGene {
+  /**
+   * Compiles and checks `bytes`; `what` names the gene and file in messages; `cacheDir`
+   * keeps the compiled module.
+   */
+  static load(bytes: Buffer, what: string, cacheDir?: string | undefined | null): NativeWasmGene
+  /** `direct` or `wasi`. */
+  get kind(): string
+  /** Whether the compiled module came from the cache. */
+  get cached(): boolean
+  /** Runs the gene once on `input` (JSON text). */
+  run(input: string, options: WasmRunOptions): WasmRunResult
+}
+
 /** The protocol of one gene instance; `createMemoryImports` in `lib/wasm-imports.js` wraps it. */
 export declare class NativeWasmHost {
   /** The options of `GeneMemoryAccess`, plus `deadline`. */
@@ -65,6 +80,19 @@ export declare function __panicForTest(): void
 
 /** `backupAgentMemory({ agentId, root?, file })`: `{ entries, used, bytes }`. */
 export declare function backupAgentMemory(options: JsAny): JsOut
+
+/** `gene.ir.wasm` made from a gene's WebAssembly (`rotifer compile`). */
+export interface CompiledIr {
+  bytes: Buffer
+  irHash: string
+  codeSectionSize: number
+}
+
+/**
+ * Compiles `wasm` into the IR: `phenotype` is the JSON text of the phenotype as it will be
+ * written; `what` names the input in messages.
+ */
+export declare function compileIr(wasm: Buffer, phenotype: string, what: string): CompiledIr
 
 /** `createAgentMemory({ agentId, root?, quota?, dataPolicy? })`. */
 export declare function createAgentMemory(options: JsAny): void
@@ -103,6 +131,15 @@ export declare function importAgentMemory(options: JsAny, bundleValue: JsAny, no
 /** `inspectAgentMemory({ agentId, root? }, now)`: usage figures, or `null` if never created. */
 export declare function inspectAgentMemory(options: JsAny, now: JsAny): JsOut
 
+/** Stops every WASM gene running in this process (any thread) at its next tick. */
+export declare function interruptWasmGenes(): void
+
+/** The IR checks' findings on a compiled module. */
+export interface IrVerification {
+  errors: Array<string>
+  warnings: Array<string>
+}
+
 /** `listAgentMemory({ agentId, root?, category?, keyPrefix? }, now)`. */
 export declare function listAgentMemory(options: JsAny, now: JsAny): JsOut
 
@@ -128,3 +165,39 @@ export declare function readFunction(makeEntry: JsAny): JsOut
 
 /** `restoreAgentMemory({ agentId, root?, file }, now)`: `{ entries, replaced, expired, used }`. */
 export declare function restoreAgentMemory(options: JsAny, now: JsAny): JsOut
+
+export declare function verifyIr(wasm: Buffer): IrVerification
+
+export declare function wasmLimits(): WasmLimits
+
+/** The sandbox's fixed bounds, for messages and the CLI's `readContext`. */
+export interface WasmLimits {
+  fuel: number
+  memoryBytes: number
+  logBytesPerRun: number
+  logLinesPerSecond: number
+}
+
+/** What `NativeWasmGene.run` is given besides the input. */
+export interface WasmRunOptions {
+  geneName: string
+  agentId?: string
+  root?: string
+  geneId?: string
+  domain?: string
+  /** Milliseconds since the epoch. */
+  deadline?: number
+  fuel: number
+  /** The JSON object `rotifer.readContext` reads. */
+  context: string
+}
+
+/** How a run ended: `outcome` is `output`, `failed`, `timeout` or `interrupted`. */
+export interface WasmRunResult {
+  outcome: string
+  output?: string
+  code?: string
+  message?: string
+  fuel: number
+  fuelUsed: number
+}

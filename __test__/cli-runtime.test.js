@@ -46,7 +46,8 @@ describe('WASM genes (R-RUN-2, R-RUN-3)', () => {
     assert.equal(r.status, 1)
     assert.equal(r.stdout, '')
     assert.match(r.stderr, /^error: gene "counter" \(v2:[0-9a-f]{64}\) failed: MEMORY_ACCESS_DENIED: memory works only inside an agent/m)
-    assert.equal(fs.existsSync(path.join(root, '.rotifer')), false)
+    // Only the compiled-module cache is written: no memory, no agent, no log.
+    assert.deepEqual(fs.readdirSync(path.join(root, '.rotifer')), ['cache'])
   })
 
   test('rotifer test runs a WASM gene on the test memory, with expectedError', async (t) => {
@@ -78,7 +79,7 @@ describe('WASM genes (R-RUN-2, R-RUN-3)', () => {
     createAgent(root, 'a', ['counter', 'clocked'])
     const r = rotifer(root, 'agent', 'run', 'a', '--input', '{}')
     assert.equal(r.status, 1)
-    assert.match(oneErrorLine(r), /gene "clocked" .*gene\.wasm imports "env"\."clock" \(function\), which the host does not provide; a WASM gene may import only the functions rotifer\.readMemory, .*rotifer\.logicalTimestamp/)
+    assert.match(oneErrorLine(r), /gene "clocked" .*gene\.wasm imports "env"\."clock" \(function\), which the sandbox does not provide; a WASM gene may import only the functions rotifer\.readMemory, .*rotifer\.logicalTimestamp/)
     assert.deepEqual(entries(root, 'a'), [], 'the counter before it did not run')
   })
 
@@ -306,16 +307,17 @@ describe('deadlines (R-RUN-6)', () => {
     assert.equal(oneErrorLine(alone), 'error: gene "hang" timed out after 1 s')
   })
 
-  test('a WASM loop that never calls the host is stopped at --timeout', async (t) => {
+  test('a WASM loop that never calls the host is stopped at --timeout (before its fuel runs out)', async (t) => {
     const root = makeProject(t)
     await addWasmGene(root, 'spin', WAT.loop())
     const started = Date.now()
-    const r = rotifer(root, 'run', 'spin', '--input', '{}', '--timeout', '1')
+    // 0.05 s: well before 500,000,000 units of fuel are spent (that takes a few tenths of a second).
+    const r = rotifer(root, 'run', 'spin', '--input', '{}', '--timeout', '0.05')
     assert.equal(r.status, 1)
-    assert.equal(oneErrorLine(r), 'error: gene "spin" timed out after 1 s')
+    assert.equal(oneErrorLine(r), 'error: gene "spin" timed out after 0.05 s')
     assert.ok(Date.now() - started < 20000, 'it did not wait for the gene')
     createAgent(root, 's', ['spin'])
-    assert.equal(oneErrorLine(rotifer(root, 'agent', 'run', 's', '--input', '{}', '--timeout', '1')), 'error: gene "spin" timed out after 1 s')
+    assert.equal(oneErrorLine(rotifer(root, 'agent', 'run', 's', '--input', '{}', '--timeout', '0.05')), 'error: gene "spin" timed out after 0.05 s')
   })
 
   test('a gene that ends its thread fails instead of leaving the command without output', (t) => {

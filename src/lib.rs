@@ -9,6 +9,7 @@ mod backup;
 mod convert;
 mod deployer;
 mod read;
+mod sandbox;
 mod wasm;
 
 use convert::{Builder, JsAny, JsOut};

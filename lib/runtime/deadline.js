@@ -3,24 +3,45 @@
 // the thread when the gene has not answered by its deadline. A stopped thread is replaced on the
 // next request. What the worker writes to stdout or stderr (console.log, process.stdout.write,
 // WASM logs) goes to this process's stderr, so stdout carries only the command's result.
+// Ctrl-C stops every gene at once (a WASM gene through the sandbox, a Node gene with its
+// thread), prints one line and exits 130.
 
-const fs = require('node:fs')
-const os = require('node:os')
 const path = require('node:path')
 const { Worker } = require('node:worker_threads')
+const native = require('../native')
 const { CliError } = require('../cli/errors')
 const { TIMEOUT, failureOf, geneFailure, GeneTimeout } = require('./failures')
 
 const WORKER = path.join(__dirname, 'worker.js')
+/** The exit status of a command stopped by SIGINT (128 + 2), as shells report it. */
+const INTERRUPTED_STATUS = 130
 
 /** Why a request ended without a reply. */
 class Stopped extends Error {}
+
+/** The workers with a live thread, which Ctrl-C stops. */
+const live = new Set()
+
+function onInterrupt() {
+  if (native && typeof native.interruptWasmGenes === 'function') native.interruptWasmGenes()
+  process.stderr.write('rotifer: interrupted; the running gene was stopped\n')
+  const exit = () => process.exit(INTERRUPTED_STATUS)
+  setTimeout(exit, 2000).unref()
+  Promise.allSettled([...live].map((w) => w.close())).then(exit, exit)
+}
+
+function track(worker, alive) {
+  if (alive) live.add(worker)
+  else live.delete(worker)
+  const listening = process.listeners('SIGINT').includes(onInterrupt)
+  if (live.size > 0 && !listening) process.on('SIGINT', onInterrupt)
+  if (live.size === 0 && listening) process.removeListener('SIGINT', onInterrupt)
+}
 
 class GeneWorker {
   #worker = null
   #streams = []
   #pending = null
-  #tmp = null
 
   /**
    * `memory`: `{ agentId, root }` every gene's memory is bound to (agentId null: standalone,
@@ -46,13 +67,17 @@ class GeneWorker {
     // Between requests, a gene's stray timers or handles must not keep the CLI alive.
     worker.unref()
     this.#worker = worker
+    track(this, true)
     return worker
   }
 
   /** Hands the pending request (if any) to `how`; a thread that `ended` is replaced next time. */
   #settle(worker, how, ended = false) {
     if (worker !== this.#worker) return
-    if (ended) this.#worker = null
+    if (ended) {
+      this.#worker = null
+      track(this, false)
+    }
     const p = this.#pending
     this.#pending = null
     if (p) how(p)
@@ -62,6 +87,7 @@ class GeneWorker {
   #stop() {
     const worker = this.#worker
     this.#worker = null
+    track(this, false)
     if (worker) return worker.terminate()
     return Promise.resolve()
   }
@@ -104,12 +130,14 @@ class GeneWorker {
    * `seconds` is the timeout the message names (a test case's own, or the run's).
    */
   async run(gene, input, { deadline, runDeadline = deadline, seconds = this.seconds }) {
-    if (!this.#tmp) this.#tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-run-'))
     const onTimeout = () => (deadline < runDeadline
       ? geneFailure(gene, failureOf(TIMEOUT, 'stopped at the Par deadline', { text: 'timed out at the Par deadline' }))
       : new GeneTimeout(gene, seconds))
-    const request = { op: 'run', input: JSON.stringify(input), memory: this.memory, deadline, tmp: this.#tmp }
+    const request = { op: 'run', input: JSON.stringify(input), memory: this.memory, deadline, seconds }
     const reply = await this.#request(gene, request, deadline, onTimeout)
+    // The sandbox stops a WASM gene at its deadline itself; its reply may beat the timer.
+    if (reply.stopped === 'timeout') throw onTimeout()
+    if (reply.stopped) throw new CliError(`gene "${gene.name}" was interrupted`)
     if (!reply.ok) throw reply.failure ? geneFailure(gene, reply.failure) : new CliError(reply.error)
     return JSON.parse(reply.output)
   }
@@ -120,8 +148,6 @@ class GeneWorker {
     this.#streams = []
     await this.#stop()
     await Promise.all(streams)
-    if (this.#tmp) fs.rmSync(this.#tmp, { recursive: true, force: true })
-    this.#tmp = null
   }
 }
 

@@ -5,32 +5,58 @@
 // here as in the main thread: the native addon loads in workers, and every gene gets its own
 // GeneMemoryAccess (or memory imports) bound to the agent, its v2 id and its domain.
 //
-// Requests: `{ op: 'load', gene }` and `{ op: 'run', gene, input, memory, deadline, tmp }`.
+// Requests: `{ op: 'load', gene }` and `{ op: 'run', gene, input, memory, deadline, seconds }`.
 // Replies: `{ ok: true, kind }`, `{ ok: true, output }` (JSON text), `{ ok: false, failure }`
-// (the gene failed) or `{ ok: false, error }` (it could not be loaded: a message for the user).
+// (the gene failed), `{ ok: false, stopped }` (the sandbox stopped a WASM gene: `timeout` or
+// `interrupted`) or `{ ok: false, error }` (it could not be loaded: a message for the user).
 
 const { parentPort } = require('node:worker_threads')
 const { loadGene } = require('./genes')
-const { Failure } = require('./wasm-host')
+const { Failure, Stopped } = require('./wasm-host')
 const { thrownFailure } = require('./failures')
 const { CliError, describeError } = require('../cli/errors')
 
-// Node's WASI is marked experimental; a gene's user should not see that warning on every run.
-const emitWarning = process.emitWarning
-process.emitWarning = function (warning, ...rest) {
-  const type = typeof rest[0] === 'string' ? rest[0] : rest[0] && rest[0].type
-  if (type === 'ExperimentalWarning' && /WASI/.test(String(warning))) return
-  return emitWarning.call(this, warning, ...rest)
-}
-
 // What a gene writes to process.stdout or process.stderr (console.log included) travels to the
 // main thread on the same port as the replies, so it arrives before the reply and is never lost
-// when the thread is stopped; the main thread writes it to stderr.
+// when the thread is stopped; the main thread writes it to stderr. It is bounded per run as a
+// WASM gene's log is (bytes and lines per second): the rest is counted and told in one line.
+const OUTPUT_LIMITS = { bytesPerRun: 1024 * 1024, linesPerSecond: 100, burstLines: 1000 }
+const output = { gene: null, bytes: 0, tokens: OUTPUT_LIMITS.burstLines, refilled: Date.now(), droppedWrites: 0, droppedBytes: 0 }
+
+function resetOutput(gene) {
+  Object.assign(output, { gene, bytes: 0, tokens: OUTPUT_LIMITS.burstLines, refilled: Date.now(), droppedWrites: 0, droppedBytes: 0 })
+}
+
+function passOn(text) {
+  const now = Date.now()
+  output.tokens = Math.min(OUTPUT_LIMITS.burstLines, output.tokens + ((now - output.refilled) / 1000) * OUTPUT_LIMITS.linesPerSecond)
+  output.refilled = now
+  const lines = Math.max(1, (text.match(/\n/g) || []).length)
+  const bytes = Buffer.byteLength(text)
+  if (output.tokens < lines || output.bytes + bytes > OUTPUT_LIMITS.bytesPerRun) {
+    output.droppedWrites++
+    output.droppedBytes += bytes
+    return
+  }
+  output.tokens -= lines
+  output.bytes += bytes
+  parentPort.postMessage({ written: text })
+}
+
+/** One line telling what was dropped during the run, if anything was. */
+function finishOutput() {
+  if (output.droppedWrites > 0) {
+    const l = OUTPUT_LIMITS
+    parentPort.postMessage({ written: `[${output.gene}] note: ${output.droppedWrites} write(s) to stdout/stderr (${output.droppedBytes} bytes) dropped: a gene may write ${l.bytesPerRun} bytes per run, ${l.linesPerSecond} lines per second (bursts of ${l.burstLines})\n` })
+  }
+  resetOutput(output.gene)
+}
+
 for (const stream of [process.stdout, process.stderr]) {
   stream.write = function (chunk, encoding, callback) {
     if (typeof encoding === 'function') [callback, encoding] = [encoding, undefined]
     const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString(encoding === 'buffer' ? undefined : encoding)
-    parentPort.postMessage({ written: text })
+    passOn(text)
     if (typeof callback === 'function') process.nextTick(callback)
     return true
   }
@@ -53,10 +79,15 @@ async function handle(request) {
   try {
     const entry = await load(request.gene)
     if (request.op === 'load') return { ok: true, kind: entry.kind }
-    const output = await entry.run(request.input, request)
-    return { ok: true, output }
+    resetOutput(request.gene.name)
+    try {
+      return { ok: true, output: await entry.run(request.input, request) }
+    } finally {
+      finishOutput()
+    }
   } catch (e) {
     if (e instanceof Failure) return { ok: false, failure: e.failure }
+    if (e instanceof Stopped) return { ok: false, stopped: e.how }
     if (e instanceof CliError) return { ok: false, error: e.message }
     // A WASM trap, or the host failing under the gene: the gene failed.
     return { ok: false, failure: thrownFailure(e, null) }

@@ -1,4 +1,4 @@
-//! Compiled gene modules kept by content hash in a project's `.rotifer/cache/`, so a second run
+//! Compiled gene modules kept by content hash in a project's `.rotifer/cache/wasm/`, so a second run
 //! does not compile again. A file is used only if the folder is a real folder of this user's
 //! that nobody else may enter (0700), the file a single-link regular file of this user's (0600),
 //! and its SHA-256 matches: anything else is ignored and the module compiled afresh.
@@ -43,6 +43,7 @@ fn folder(dir: &Path) -> Option<PathBuf> {
         Ok(meta) => (meta.is_dir() && owned_private(&meta, 0o700)).then(|| dir.to_path_buf()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let mut b = fs::DirBuilder::new();
+            b.recursive(true);
             std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
             b.create(dir).ok()?;
             let meta = fs::symlink_metadata(dir).ok()?;

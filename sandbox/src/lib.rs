@@ -19,4 +19,4 @@ mod wasi;
 
 pub use check::{check, load, GeneKind, GeneModule};
 pub use engine::interrupt_all;
-pub use run::{run, Outcome, Report, RunOptions};
+pub use run::{parse_context, run, Outcome, Report, RunOptions};

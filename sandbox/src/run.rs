@@ -42,6 +42,14 @@ pub struct RunOptions {
     pub log: Box<dyn LogSink>,
 }
 
+/// A run's context from its JSON text (an object).
+pub fn parse_context(json: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    match serde_json::from_str(json) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        _ => Err("the run's context must be a JSON object".to_string()),
+    }
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -76,9 +84,6 @@ pub fn run(gene: &GeneModule, input: &[u8], options: RunOptions) -> Result<Repor
     let engine = engine::engine()?;
     let fuel = options.fuel;
     let report = |outcome| Ok(Report { outcome, fuel_used: 0, fuel });
-    if options.deadline_ms.is_some_and(|d| now_ms() >= d) {
-        return report(Outcome::Timeout);
-    }
     let memory = if gene.uses_memory {
         match GeneMemory::open(options.memory) {
             Ok(m) => Some(WasmHost::new(m, options.deadline_ms)),

@@ -1,18 +1,23 @@
 'use strict'
-// `rotifer compile <gene> --check` (R-RUN-10's check): validates the gene's phenotype (as
-// upstream's compile does, with its warnings), its schemas and its files, and prints the Gene
-// ID (v2). Compiling itself (gene.wasm into gene.ir.wasm with the IR sections) comes with the
-// WASM sandbox: without --check the command says so and fails.
+// `rotifer compile <gene> [--check] [--wasm <path>] [--lang ts|wasm]` (R-RUN-10): turns the
+// gene's WebAssembly into gene.ir.wasm with the playground's IR sections (the native sandbox's
+// compiler: the same checks the sandbox runs before a gene runs, then the IR checks), writes
+// `irHash` and `fidelity` into phenotype.json and .compile-result.json, and prints the Gene ID
+// (v2). A TypeScript gene goes through Javy first, when a `javy` binary is installed.
 
 const fs = require('node:fs')
 const path = require('node:path')
+const native = require('../../native')
 const { CliError } = require('../errors')
 const { readGene } = require('../project')
-const { phenotypeWarnings } = require('../../formats/phenotype')
+const { phenotypeWarnings, geneV2Id, writePhenotype, writeJsonAtomically } = require('../../formats/phenotype')
 const { geneSchemas } = require('../../runtime/schemas')
+const { compileWithJavy } = require('../javy')
 
-/** Throws unless `file` holds a valid WebAssembly module. */
-function checkWasm(file, where) {
+const LANGS = ['ts', 'wasm']
+
+/** Throws unless `file` holds a valid WebAssembly module; returns its bytes. */
+function readWasm(file, where) {
   let bytes
   try {
     bytes = fs.readFileSync(file)
@@ -20,45 +25,130 @@ function checkWasm(file, where) {
     throw new CliError(`cannot read ${where} (${e.code || e.message})`)
   }
   if (!WebAssembly.validate(bytes)) throw new CliError(`${where} is not a valid WebAssembly module; build it again (from a .wat: wat2wasm gene.wat -o gene.wasm)`)
+  return bytes
 }
+
+function sandbox() {
+  if (!native || typeof native.compileIr !== 'function') throw new CliError('the IR compiler is unavailable: the native binding could not be loaded; run `npm run build`')
+  return native
+}
+
+/**
+ * Which WebAssembly `rotifer compile` starts from, as upstream chooses: --wasm, the source
+ * through Javy, gene.wasm; then gene.ir.wasm itself.
+ */
+function inputOf(gene, options) {
+  const rel = (f) => path.join(gene.where, path.basename(f))
+  if (options.wasm !== undefined) return { file: options.wasm, where: options.wasm }
+  if (options.lang !== 'wasm' && gene.source && /\.(ts|js|mjs)$/.test(gene.source)) return { javy: gene.source, where: rel(gene.source) }
+  if (gene.rawWasm) return { file: gene.rawWasm, where: rel(gene.rawWasm) }
+  // A compiled gene alone: compiled again from its IR (the rotifer.* sections are replaced).
+  if (gene.ir && options.lang !== 'wasm') return { file: gene.ir, where: rel(gene.ir) }
+  if (options.lang === 'wasm') throw new CliError(`gene "${gene.name}" has no ${path.join(gene.where, 'gene.wasm')} to compile (--lang wasm); build one, or give --wasm <path>`)
+  throw new CliError(`gene "${gene.name}" has nothing to compile: give it ${path.join(gene.where, 'gene.wasm')} (or --wasm <path>), or an index.ts for Javy`)
+}
+
+const kb = (n) => `${(n / 1024).toFixed(1)} KB`
 
 const compile = {
   name: 'compile',
-  summary: "validate a gene (--check) and print its Gene ID (v2)",
-  usage: 'rotifer compile <gene> --check [--wasm <path>] [--lang ts|wasm]',
+  summary: 'compile a gene into gene.ir.wasm (or --check it) and print its Gene ID (v2)',
+  usage: 'rotifer compile <gene> [--check] [--wasm <path>] [--lang ts|wasm]',
   description: [
-    "With --check, validates the gene as upstream's compile --check does: its phenotype.json",
-    '(required fields, domain, semver version, the optional fields, the LLM-native rules; warnings',
-    'go to stderr), that its inputSchema and outputSchema are valid JSON Schemas, and that it has a',
-    'file to run, each WASM file a valid module. Prints the Gene ID (v2); writes nothing.',
-    'Compiling (gene.wasm into gene.ir.wasm) comes with the WASM sandbox; until then compile',
-    'without --check fails, and gene.wasm runs as it is.',
+    "Turns the gene's WebAssembly (--wasm <path>, else its index.ts/index.js through Javy, else",
+    'its gene.wasm) into gene.ir.wasm with the IR sections; writes irHash and fidelity (Native; a',
+    'Hybrid gene stays Hybrid) into phenotype.json and .compile-result.json; prints the Gene ID',
+    '(v2), the IR hash, the fidelity and the size. The output passes the checks the sandbox runs',
+    'before a gene runs. --check validates the phenotype, the schemas and the files and writes',
+    'nothing. A TypeScript gene needs a javy binary on PATH.',
   ],
   positionals: ['gene'],
   options: {
-    check: { type: 'boolean', help: 'validate only, write nothing (the only mode for now)' },
-    wasm: { type: 'string', value: '<path>', help: 'a pre-compiled .wasm to wrap as IR (comes with the WASM sandbox)' },
-    lang: { type: 'string', value: '<ts|wasm>', help: 'force the compilation mode (comes with the WASM sandbox)' },
+    check: { type: 'boolean', help: 'validate only, write nothing' },
+    wasm: { type: 'string', value: '<path>', help: 'a pre-compiled .wasm to compile into the IR' },
+    lang: { type: 'string', value: '<ts|wasm>', help: 'ts: the source through Javy; wasm: gene.wasm' },
   },
-  examples: ['rotifer compile hello-world --check'],
+  examples: ['rotifer compile hello-world', 'rotifer compile hello-world --check', 'rotifer compile counter --wasm build/counter.wasm'],
 
   async run({ positionals, options, root, io }) {
-    if (!options.check) {
-      throw new CliError(`compiling a gene into gene.ir.wasm comes with the WASM sandbox, which this version does not have yet; run rotifer compile ${positionals.gene} --check to validate it (a gene.wasm runs as it is meanwhile)`)
+    if (options.lang !== undefined && !LANGS.includes(options.lang)) {
+      throw new CliError(`--lang must be one of ${LANGS.join(', ')}, not ${JSON.stringify(options.lang)}`, { usage: true })
     }
     const gene = readGene(root, positionals.gene)
     const schemas = geneSchemas(gene)
     schemas.input(null)
     schemas.output(null)
-    for (const file of [gene.ir, gene.rawWasm]) if (file) checkWasm(file, path.join(gene.where, path.basename(file)))
-    if (options.wasm !== undefined) checkWasm(options.wasm, options.wasm)
+    const phenotypeFile = path.join(gene.dir, 'phenotype.json')
     for (const w of phenotypeWarnings(gene.phenotype)) io.err(`warning: ${path.join(gene.where, 'phenotype.json')}: ${w}`)
-    const files = [gene.source, gene.ir, gene.rawWasm].filter(Boolean).map((f) => path.basename(f))
-    io.out(`Gene "${gene.name}" is valid (nothing was written)`)
-    io.out(`  Gene ID (v2)  ${gene.id}`)
+
+    if (options.check) {
+      for (const file of [gene.ir, gene.rawWasm]) if (file) readWasm(file, path.join(gene.where, path.basename(file)))
+      if (options.wasm !== undefined) readWasm(options.wasm, options.wasm)
+      const files = [gene.source, gene.ir, gene.rawWasm].filter(Boolean).map((f) => path.basename(f))
+      io.out(`Gene "${gene.name}" is valid (nothing was written)`)
+      io.out(`  Gene ID (v2)  ${gene.id}`)
+      io.out(`  Domain        ${gene.domain}`)
+      io.out(`  Fidelity      ${gene.fidelity || 'Unknown'}`)
+      io.out(`  Files         ${files.join(', ')}${gene.compiled ? '' : ' (not compiled: runs under Node)'}`)
+      if (gene.ir) {
+        const v = sandbox().verifyIr(fs.readFileSync(gene.ir))
+        io.out(`  IR check      ${v.errors.length ? `FAIL: ${v.errors.join('; ')}` : v.warnings.length ? `WARN: ${v.warnings.join('; ')}` : 'PASS'}`)
+      }
+      return 0
+    }
+
+    const started = Date.now()
+    const input = inputOf(gene, options)
+    const wasm = input.javy ? compileWithJavy(gene, input.javy, io) : readWasm(input.file, input.where)
+    const fidelity = gene.phenotype.fidelity === 'Hybrid' ? 'Hybrid' : 'Native'
+    const { irHash: _old, ...rest } = gene.phenotype
+    const phenotype = { ...rest, fidelity }
+    const { compileIr, verifyIr } = sandbox()
+    let compiled
+    try {
+      compiled = compileIr(wasm, JSON.stringify(phenotype), `gene "${gene.name}": ${input.where}`)
+    } catch (e) {
+      throw new CliError(`${e.message}; a gene module exports memory and express(i32, i32) -> i32, or _start (WASI)`)
+    }
+    const verification = verifyIr(compiled.bytes)
+    if (verification.errors.length) throw new CliError(`gene "${gene.name}": IR verification failed: ${verification.errors.join('; ')}; nothing was written`)
+
+    const irFile = path.join(gene.dir, 'gene.ir.wasm')
+    const tmp = path.join(gene.dir, `.gene.ir.wasm.${process.pid}.tmp`)
+    try {
+      fs.writeFileSync(tmp, compiled.bytes, { flag: 'wx', mode: 0o644 })
+      fs.renameSync(tmp, irFile)
+    } catch (e) {
+      fs.rmSync(tmp, { force: true })
+      throw new CliError(`cannot write ${path.join(gene.where, 'gene.ir.wasm')} (${e.code || e.message})`)
+    }
+    const written = { ...phenotype, irHash: compiled.irHash }
+    writePhenotype(phenotypeFile, written, path.join(gene.where, 'phenotype.json'))
+    const id = geneV2Id(written)
+    const durationMs = Date.now() - started
+    writeJsonAtomically(path.join(gene.dir, '.compile-result.json'), {
+      geneId: id.replace(/^v2:/, ''),
+      name: gene.name,
+      domain: gene.domain,
+      compiledAt: new Date().toISOString(),
+      fidelity,
+      wasmAvailable: true,
+      irHash: compiled.irHash,
+      wasmSize: compiled.bytes.length,
+      codeSectionSize: compiled.codeSectionSize,
+      durationMs,
+    })
+    if (gene.fidelity && gene.fidelity !== fidelity) io.err(`note: fidelity ${gene.fidelity} → ${fidelity}: a compiled WASM artifact now exists`)
+    for (const w of verification.warnings) io.err(`warning: IR verification: ${w}`)
+    io.out(`Gene "${gene.name}" compiled to Rotifer IR`)
+    io.out(`  Gene ID (v2)  ${id}`)
     io.out(`  Domain        ${gene.domain}`)
-    io.out(`  Fidelity      ${gene.fidelity || 'Unknown'}`)
-    io.out(`  Files         ${files.join(', ')}${gene.compiled ? '' : ' (not compiled: runs under Node)'}`)
+    io.out(`  Fidelity      ${fidelity}`)
+    io.out(`  IR Hash       ${compiled.irHash}`)
+    io.out(`  Input         ${input.where} (${kb(wasm.length)})`)
+    io.out(`  Output        ${path.join(gene.where, 'gene.ir.wasm')}`)
+    io.out(`  Size          ${kb(compiled.bytes.length)}`)
+    io.out(`  IR check      ${verification.warnings.length ? `WARN: ${verification.warnings.join('; ')}` : 'PASS'}`)
     return 0
   },
 }
