@@ -34,6 +34,10 @@ const EXPECTED_ROWS = [
   'concurrency-4',
   'memory-query',
   'gene-start',
+  'sandbox-run-cold',
+  'sandbox-run-warm',
+  'sandbox-reads',
+  'sandbox-cpu',
 ]
 
 /** Rows measured on the schema copy too (a ratio against it, as well as against the lean store). */
