@@ -31,7 +31,7 @@ const COMMANDS = {
   init: /^Usage: rotifer init \[name\] \[--domain <domain>\] \[--fidelity Wrapped\|Hybrid\|Native\]/,
   list: /^Usage: rotifer list \[--json\]/,
   wrap: /^Usage: rotifer wrap <gene> \[-d\|--domain <domain>\] \[--fidelity Wrapped\|Hybrid\|Native\]/,
-  compile: /^Usage: rotifer compile <gene> --check/,
+  compile: /^Usage: rotifer compile <gene> \[--check\] \[--wasm <path>\] \[--lang ts\|wasm\]/,
   run: /^Usage: rotifer run <gene> \[--input <json>\] \[--timeout <seconds>\] \[--no-sandbox\]/,
   test: /^Usage: rotifer test <gene>/,
 }

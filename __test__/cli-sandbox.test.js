@@ -192,6 +192,25 @@ describe('the sandbox', () => {
     assert.deepEqual(json(rotifer(root, 'run', 'wasi', '--input', '{"via":"stdin"}')), { via: 'stdin' })
   })
 
+  test('a module the sandbox cannot use fails the run with one line naming the gene and the fault', async (t) => {
+    const root = makeProject(t)
+    const cases = {
+      'not-wasm': [null, /gene "not-wasm" .*gene\.wasm is not a valid WebAssembly module/],
+      'no-memory': ['(module (func (export "express") (param i32 i32) (result i32) (i32.const 0)))', /gene "no-memory" .*does not export its memory as "memory"/],
+      'no-express': ['(module (memory (export "memory") 1))', /gene "no-express" .*does not export a function "express\(ptr: i32, len: i32\) -> i32"/],
+      'no-nul': ['(module (memory (export "memory") 1) (func (export "express") (param i32 i32) (result i32) (memory.fill (i32.const 0) (i32.const 65) (i32.const 65536)) (i32.const 0)))', /gene "no-nul" .*failed: the output at 0 has no NUL byte before the end of memory/],
+      'traps': ['(module (memory (export "memory") 1) (func (export "express") (param i32 i32) (result i32) unreachable))', /gene "traps" .*failed: it trapped: wasm trap: wasm `unreachable` instruction executed/],
+    }
+    for (const [name, [wat, expected]] of Object.entries(cases)) {
+      if (wat) await addWasmGene(root, name, wat)
+      else fs.writeFileSync(path.join(addGene(root, name, {}), 'gene.wasm'), 'not wasm at all')
+      const r = rotifer(root, 'run', name, '--input', '{}')
+      assert.equal(r.status, 1, name)
+      assert.equal(r.stdout, '', name)
+      assert.match(oneErrorLine(r), expected)
+    }
+  })
+
   test('an unknown import is named before the gene runs', async (t) => {
     const root = makeProject(t)
     await addWasmGene(root, 'odd', WAT.unknownImport())
