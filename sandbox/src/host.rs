@@ -20,17 +20,13 @@ pub fn memory_of(caller: &mut Caller<'_, RunState>) -> Option<Memory> {
     }
 }
 
-/// Takes the fuel a host call moving `bytes` costs; false (and no fuel left) when it had less.
+/// Takes the fuel a host call moving `bytes` costs; false when there is less left, which is
+/// left as it is: the call answers -4, and the gene may still return (or runs out on its own).
 pub fn charge(store: &mut impl AsContextMut, bytes: usize) -> bool {
     let mut store = store.as_context_mut();
     let cost = HOST_CALL_FUEL + (bytes as u64 / 64) * HOST_FUEL_PER_64_BYTES;
     let fuel = store.get_fuel().unwrap_or(0);
-    if fuel < cost {
-        let _ = store.set_fuel(0);
-        false
-    } else {
-        store.set_fuel(fuel - cost).is_ok()
-    }
+    fuel >= cost && store.set_fuel(fuel - cost).is_ok()
 }
 
 /// `[ptr, ptr + len)` inside a memory of `size` bytes (wasm32 pointers are unsigned).

@@ -309,3 +309,43 @@ fn bad_outputs_fail_with_a_reason() {
     assert!(message.contains("unreachable"), "{message}");
 }
 
+
+#[test]
+fn a_wasi_gene_writing_past_the_stdout_bound_fails() {
+    // Writes the same 64 KiB iovec over and over: 16 MiB is reached after 256 writes.
+    let wat = r#"(module
+      (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
+      (memory (export "memory") 2)
+      (func (export "_start")
+        (i32.store (i32.const 0) (i32.const 1024))
+        (i32.store (i32.const 4) (i32.const 65536))
+        (loop $l (drop (call $write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 16))) (br $l))))"#;
+    let r = Run::default().go(wat, "{}");
+    let (code, message) = failure(&r);
+    assert_eq!(code, "OUTPUT_TOO_LARGE");
+    assert!(message.contains("16 MiB"), "{message}");
+}
+
+#[test]
+fn a_memory_call_without_fuel_left_gets_minus_four_and_does_nothing() {
+    // The gene spends its fuel down to a little, then calls readMemory: -4, reported as its output.
+    let root = std::env::temp_dir().join(format!("rotifer-sandbox-fuel-{}", rotifer_memory_core::store::unique_suffix()));
+    std::fs::create_dir_all(&root).unwrap();
+    let root = std::fs::canonicalize(root).unwrap();
+    create_agent_memory(&Layout::at(&root), "agent-2", 1 << 20, DataPolicy { anonymization_supported: false, max_retention_days: None }).unwrap();
+    let wat = r#"(module
+      (import "rotifer" "readMemory" (func $r (param i32 i32 i32 i32) (result i32)))
+      (import "rotifer" "remainingBudget" (func $budget (result i64)))
+      (memory (export "memory") 1)
+      (data (i32.const 2000) "{\"key\":\"k\"}")
+      (data (i32.const 3000) "{\"code\":-4}\00")
+      (func (export "express") (param i32 i32) (result i32)
+        (loop $l (br_if $l (i64.gt_s (call $budget) (i64.const 90))))
+        (if (result i32) (i32.eq (call $r (i32.const 2000) (i32.const 11) (i32.const 8000) (i32.const 4000)) (i32.const -4))
+          (then (i32.const 3000)) (else (i32.const 0)))))"#;
+    let memory = GeneOptions { agent_id: Some("agent-2".into()), gene_id: Some(GENE.into()), domain: Some("test".into()), root: Some(root.to_string_lossy().into()) };
+    let r = Run { memory, fuel: 1_000_000, ..Run::default() }.go(wat, "{}");
+    // The call found less fuel than it costs: -4, nothing read, and the gene could still answer.
+    assert_eq!(output(&r), r#"{"code":-4}"#);
+    let _ = std::fs::remove_dir_all(&root);
+}
