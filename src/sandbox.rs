@@ -149,7 +149,9 @@ pub struct IrVerification {
 }
 
 #[napi]
-pub fn verify_ir(wasm: Buffer) -> IrVerification {
-    let v = rotifer_memory_sandbox::ir::verify(&wasm);
-    IrVerification { errors: v.errors, warnings: v.warnings }
+pub fn verify_ir(wasm: Buffer) -> napi::Result<IrVerification, String> {
+    guard(|| {
+        let v = rotifer_memory_sandbox::ir::verify(&wasm);
+        Ok(IrVerification { errors: v.errors, warnings: v.warnings })
+    })
 }
