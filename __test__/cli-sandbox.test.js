@@ -97,6 +97,19 @@ describe('the sandbox', () => {
     assert.deepEqual(json(rotifer(root, 'run', 'ts', '--input', '{"x":2}')), { x: 2 }, 'the compiled gene runs (the stand-in echoes)')
   })
 
+  test("rotifer test's standard checks verify gene.ir.wasm: compiled passes, raw sections missing fails", async (t) => {
+    const root = makeProject(t)
+    const dir = await addWasmGene(root, 'plain', WAT.constant({ ok: true }))
+    fs.renameSync(path.join(dir, 'gene.wasm'), path.join(dir, 'gene.ir.wasm'))
+    const raw = rotifer(root, 'test', 'plain')
+    assert.equal(raw.status, 1, raw.stdout)
+    assert.match(raw.stdout, /FAIL {2}IR verification of genes\/plain\/gene\.ir\.wasm.*: missing required custom sections: rotifer\.version, rotifer\.phenotype, rotifer\.constraints, rotifer\.metering/)
+    assert.equal(rotifer(root, 'compile', 'plain').status, 0)
+    const compiled = rotifer(root, 'test', 'plain')
+    assert.equal(compiled.status, 0, compiled.stdout)
+    assert.match(compiled.stdout, /ok {4}IR verification of genes\/plain\/gene\.ir\.wasm \(WARN: memory has no maximum/)
+  })
+
   test('Par of compiled genes with merge "first" returns one branch', async (t) => {
     const root = makeProject(t)
     await addWasmGene(root, 'left', WAT.constant({ side: 'left' }))

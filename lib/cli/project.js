@@ -9,8 +9,8 @@
 // - the source, `index.ts`, `index.js` or `index.mjs` (the first found), run under Node;
 // - `gene.ir.wasm`, the compiled gene, and `gene.wasm`, the input `rotifer compile` turns into
 //   it. A gene is compiled when it has `gene.ir.wasm`, or when `gene.wasm` is its only runnable
-//   file (it runs as WASM genes always have here). Until the WASM sandbox exists, the compiled
-//   file runs through the WASM gene host (lib/runtime/wasm-host.js).
+//   file (it runs as WASM genes always have here). The compiled file runs in the WASM sandbox
+//   (lib/runtime/wasm-host.js over the addon's wasmtime).
 
 const fs = require('node:fs')
 const path = require('node:path')

@@ -14,7 +14,9 @@
 // `report(line)` receives each line as soon as it is known; the result is `{ passed, failed,
 // skipped }`.
 
+const fs = require('node:fs')
 const path = require('node:path')
+const native = require('../native')
 const { isDeepStrictEqual } = require('node:util')
 const { CliError, GeneFailure, describeError } = require('../cli/errors')
 const { printable } = require('../cli/format')
@@ -192,8 +194,10 @@ async function runStandardChecks({ gene, runner, report }) {
     }
   }
   if (gene.ir) {
-    tally.skipped++
-    report(`  skip  IR verification of ${path.join(gene.where, 'gene.ir.wasm')}: it comes with the WASM sandbox`)
+    // Upstream's eighth check: the IR checks of `rotifer compile` (warnings pass, errors fail).
+    const shown = path.join(gene.where, 'gene.ir.wasm')
+    const v = native.verifyIr(fs.readFileSync(gene.ir))
+    check(v.errors.length ? v.errors.join('; ') : null, `IR verification of ${shown}${v.warnings.length ? ` (WARN: ${v.warnings.join('; ')})` : ''}`)
   }
   return tally
 }
