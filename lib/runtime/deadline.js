@@ -16,6 +16,13 @@ const WORKER = path.join(__dirname, 'worker.js')
 /** Why a request ended without a reply. */
 class Stopped extends Error {}
 
+// The private folders of runs whose worker was never closed (a thread kept for reuse by
+// @rotifer/playground/testing): deleted when the process exits.
+const openTmps = new Set()
+process.once('exit', () => {
+  for (const dir of openTmps) fs.rmSync(dir, { recursive: true, force: true })
+})
+
 class GeneWorker {
   #worker = null
   #streams = []
@@ -104,7 +111,10 @@ class GeneWorker {
    * `seconds` is the timeout the message names (a test case's own, or the run's).
    */
   async run(gene, input, { deadline, runDeadline = deadline, seconds = this.seconds }) {
-    if (!this.#tmp) this.#tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-run-'))
+    if (!this.#tmp) {
+      this.#tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-run-'))
+      openTmps.add(this.#tmp)
+    }
     const onTimeout = () => (deadline < runDeadline
       ? geneFailure(gene, failureOf(TIMEOUT, 'stopped at the Par deadline', { text: 'timed out at the Par deadline' }))
       : new GeneTimeout(gene, seconds))
@@ -120,7 +130,10 @@ class GeneWorker {
     this.#streams = []
     await this.#stop()
     await Promise.all(streams)
-    if (this.#tmp) fs.rmSync(this.#tmp, { recursive: true, force: true })
+    if (this.#tmp) {
+      fs.rmSync(this.#tmp, { recursive: true, force: true })
+      openTmps.delete(this.#tmp)
+    }
     this.#tmp = null
   }
 }
