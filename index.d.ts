@@ -165,6 +165,10 @@ export declare class GeneMemoryAccess {
 /**
  * The second argument of a gene's `express(input, ctx)`:
  * `export function express(input: In, ctx: GeneContext): Out`.
+ *
+ * Each memory call is atomic; a run is not: when `express` throws (or times out) after a write,
+ * the write stays. Catch the `MemoryError` of a `CACHE` write so that it never fails the run.
+ * Test a gene with `@rotifer/playground/testing` (`runGene`, `createTestMemory`).
  */
 export interface GeneContext {
   /** This gene's view of its agent's memory (every call is denied when the gene runs alone). */
