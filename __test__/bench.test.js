@@ -34,6 +34,7 @@ const EXPECTED_ROWS = [
   'concurrency-4',
   'memory-query',
   'gene-start',
+  'test-memory',
 ]
 
 /** Rows measured on the schema copy too (a ratio against it, as well as against the lean store). */
@@ -65,6 +66,9 @@ test('bench/run.js --quick prints every row with a ratio and a verdict and write
       const row = results.rows.find((r) => r.id === id)
       assert.ok(Number.isFinite(row.copyRatio) && row.copyRatio > 0, `${id}: ratio against the schema copy ${row.copyRatio}`)
     }
+    // The test memory's target is 1 ms, as a ratio to the fresh better-sqlite3 database's time.
+    const tm = results.rows.find((r) => r.id === 'test-memory')
+    assert.ok(Math.abs(tm.limit - 1000 / tm.baseline) < 0.001 + tm.limit * 0.001, `test-memory: limit ${tm.limit} for a baseline of ${tm.baseline} µs`)
     const wal = results.rows.find((r) => r.id === 'wal-bytes')
     // Every commit appends at least one page (4,096 bytes + a 24-byte frame header) to the WAL.
     for (const side of ['ours', 'baseline', 'copy']) assert.ok(wal[side] >= 4120, `WAL bytes per update (${side}): ${wal[side]}`)

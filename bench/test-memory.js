@@ -50,11 +50,11 @@ async function testMemorySection(cfg, tmp, out, { progress, timeRow }) {
       return { ...stop(), calls: perRound }
     },
   })
-  // The target is absolute: as a ratio, ≤ 1 ms over the baseline's time in the same run.
+  // The target is absolute, 1 ms, shown as the ratio it amounts to against the baseline's median
+  // in the same run; the verdict follows the ratio as every row's does.
   const limit = +(LIMIT_US / m.baselineUs).toFixed(3)
   const row = timeRow('test-memory', 'createTestMemory() + one write + dispose() vs a fresh better-sqlite3 file database', m, limit)
-  row.target = `≤ ${LIMIT_US} µs (ratio ≤ ${limit})`
-  row.verdict = m.oursUs <= LIMIT_US ? 'met' : 'MISSED'
+  row.target = `≤ ${limit} (${LIMIT_US / 1000} ms)`
   row.baselineIs = 'a fresh better-sqlite3 file database (mkdtemp, WAL, one table, one insert, close, rm)'
   row.tmpdir = os.tmpdir()
   out.rows.push(row)
