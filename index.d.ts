@@ -67,22 +67,22 @@ export interface MemoryEntry {
 
 /** What `queryMemory` matches; `undefined` and `null` fields count as not given. */
 export interface MemoryFilter {
-  category?: MemoryCategory | null
+  category?: MemoryCategory | null | undefined
   /** A plain prefix of the key: `%`, `_`, `*`, `?` and `\` are ordinary characters. */
-  keyPrefix?: string | null
+  keyPrefix?: string | null | undefined
   /** RFC 3339; entries with `updatedAt >= since`. */
-  since?: string | null
+  since?: string | null | undefined
   /** RFC 3339; entries with `updatedAt < until`. */
-  until?: string | null
+  until?: string | null | undefined
   /** A whole number from 1 to 1000; default 100. */
-  limit?: number | null
+  limit?: number | null | undefined
 }
 
 /** The agent's data policy, set by the deployer. Default: no anonymization, no maximum. */
 export interface DataPolicy {
-  anonymizationSupported?: boolean
+  anonymizationSupported?: boolean | undefined
   /** Entries may not ask to be kept longer; entries with `retentionPolicy: null` expire after it. */
-  maxRetentionDays?: number | null
+  maxRetentionDays?: number | null | undefined
 }
 
 /** The codes a `MemoryError` can carry. */
@@ -123,11 +123,11 @@ export interface GeneMemoryOptions {
   /** The gene's v2 id (`v2:` + 64 lowercase hex digits); invalid or `null`: every call is denied. */
   geneId: string | null
   /** The gene's phenotype domain, e.g. `text.format`. */
-  domain?: string | null
+  domain?: string | null | undefined
   /** Project root holding `.rotifer/`; default: nearest ancestor of the working directory with `rotifer.json`, else the working directory. */
-  root?: string
+  root?: string | undefined
   /** A test clock: milliseconds since the epoch. */
-  now?: () => number
+  now?: (() => number) | undefined
 }
 
 /** A gene's view of its agent's memory: what `ctx.memory` is. */
@@ -165,6 +165,10 @@ export declare class GeneMemoryAccess {
 /**
  * The second argument of a gene's `express(input, ctx)`:
  * `export function express(input: In, ctx: GeneContext): Out`.
+ *
+ * Each memory call is atomic; a run is not: when `express` throws (or times out) after a write,
+ * the write stays. Catch the `MemoryError` of a `CACHE` write so that it never fails the run.
+ * Test a gene with `@rotifer/playground/testing` (`runGene`, `createTestMemory`).
  */
 export interface GeneContext {
   /** This gene's view of its agent's memory (every call is denied when the gene runs alone). */
@@ -174,10 +178,10 @@ export interface GeneContext {
 /** Creates (or reconfigures) an agent's memory with a quota (default 10 MB) and a data policy. */
 export declare function createAgentMemory(options: {
   agentId: string
-  root?: string
+  root?: string | undefined
   /** `"50MB"`, `"512KB"`, `"1.5GB"` (1 KB = 1024 bytes), or a number of bytes. */
-  quota?: string | number
-  dataPolicy?: DataPolicy
+  quota?: string | number | undefined
+  dataPolicy?: DataPolicy | undefined
 }): void
 
 /**
@@ -189,10 +193,10 @@ export declare function createAgentMemory(options: {
  */
 export declare function ensureAgentMemory(options: {
   agentId: string
-  root?: string
+  root?: string | undefined
   /** `"50MB"`, `"512KB"`, `"1.5GB"` (1 KB = 1024 bytes), or a number of bytes. */
-  quota?: string | number
-  dataPolicy?: DataPolicy
+  quota?: string | number | undefined
+  dataPolicy?: DataPolicy | undefined
 }): boolean
 
 /** Bytes for a quota text such as `50MB`; throws `MEMORY_INVALID_INPUT` otherwise. */
@@ -210,11 +214,11 @@ export interface MemoryListing {
 /** Every live entry of an agent, by key, whatever its access policy. */
 export declare function listAgentMemory(options: {
   agentId: string
-  root?: string
-  category?: MemoryCategory
+  root?: string | undefined
+  category?: MemoryCategory | undefined
   /** Only keys starting with these characters (a plain prefix, no wildcards). */
-  keyPrefix?: string
-  now?: () => number
+  keyPrefix?: string | undefined
+  now?: (() => number) | undefined
 }): MemoryListing[]
 
 /**
@@ -223,12 +227,12 @@ export declare function listAgentMemory(options: {
  */
 export declare function deleteAgentMemory(options: {
   agentId: string
-  root?: string
-  key?: string
-  category?: MemoryCategory
+  root?: string | undefined
+  key?: string | undefined
+  category?: MemoryCategory | undefined
   /** A non-empty plain prefix (no wildcards). */
-  keyPrefix?: string
-  now?: () => number
+  keyPrefix?: string | undefined
+  now?: (() => number) | undefined
 }): number
 
 /** Usage of one category of an agent's memory. */
@@ -260,13 +264,13 @@ export interface AgentMemoryUsage {
  * The usage figures of an agent's memory, or `null` if it was never created. Only reads: never
  * creates a database, purges nothing, writes no audit line; expired entries do not count.
  */
-export declare function inspectAgentMemory(options: { agentId: string; root?: string; now?: () => number }): AgentMemoryUsage | null
+export declare function inspectAgentMemory(options: { agentId: string; root?: string | undefined; now?: (() => number) | undefined }): AgentMemoryUsage | null
 
 /**
  * One live entry with its value, whatever its access policy (the deployer's read), or `null`.
  * Not audited, and `lastAccessedBy` is left as it is.
  */
-export declare function getAgentMemory(options: { agentId: string; root?: string; key: string; now?: () => number }): MemoryEntry | null
+export declare function getAgentMemory(options: { agentId: string; root?: string | undefined; key: string; now?: (() => number) | undefined }): MemoryEntry | null
 
 /**
  * The agent's memory as a bundle (R-MIG-2, JSON Lines): `PREFERENCE`, `PATTERN` and `CONTEXT`
@@ -276,10 +280,10 @@ export declare function getAgentMemory(options: { agentId: string; root?: string
  */
 export declare function exportAgentMemory(options: {
   agentId: string
-  root?: string
-  includeCache?: boolean
-  output?: string
-  now?: () => number
+  root?: string | undefined
+  includeCache?: boolean | undefined
+  output?: string | undefined
+  now?: (() => number) | undefined
 }): Uint8Array
 
 /**
@@ -291,10 +295,10 @@ export declare function exportAgentMemory(options: {
  */
 export declare function importAgentMemory(options: {
   agentId: string
-  root?: string
+  root?: string | undefined
   bundle: Uint8Array | string
-  onConflict?: 'fail' | 'skip' | 'replace'
-  now?: () => number
+  onConflict?: 'fail' | 'skip' | 'replace' | undefined
+  now?: (() => number) | undefined
 }): { created: number; updated: number; skipped: number; expired: number }
 
 /**
@@ -304,7 +308,7 @@ export declare function importAgentMemory(options: {
  * `restoreAgentMemory` puts back. Throws `MEMORY_NOT_FOUND` if the memory was never created,
  * `MEMORY_INVALID_INPUT` if `file` exists.
  */
-export declare function backupAgentMemory(options: { agentId: string; root?: string; file: string }): {
+export declare function backupAgentMemory(options: { agentId: string; root?: string | undefined; file: string }): {
   /** Entries in the backup, and their sizes (R-ENT-2) summed. */
   entries: number
   used: number
@@ -320,7 +324,7 @@ export declare function backupAgentMemory(options: { agentId: string; root?: str
  * `MEMORY_STORAGE_ERROR` (its database was deleted under it) and never writes into it. A file
  * that cannot be removed fails the call, naming what was removed; calling again finishes.
  */
-export declare function deleteAgentDatabase(options: { agentId: string; root?: string; now?: () => number }): {
+export declare function deleteAgentDatabase(options: { agentId: string; root?: string | undefined; now?: (() => number) | undefined }): {
   /** Whether the database existed (if not, nothing was audited; stray companions are removed). */
   existed: boolean
   /** Live entries and their bytes when it was deleted (0 if it could not be read). */
@@ -339,7 +343,7 @@ export declare function deleteAgentDatabase(options: { agentId: string; root?: s
  * `memory.restore` line with actor `"deployer"`. Never copy a backup over the database file by
  * hand while the agent may be open: use this.
  */
-export declare function restoreAgentMemory(options: { agentId: string; root?: string; file: string; now?: () => number }): {
+export declare function restoreAgentMemory(options: { agentId: string; root?: string | undefined; file: string; now?: (() => number) | undefined }): {
   /** Entries put back. */
   entries: number
   /** Entries the agent held before (all replaced). */
@@ -358,7 +362,7 @@ export declare function restoreAgentMemory(options: { agentId: string; root?: st
  * (refusals) count as committed; an agent without a database is judged by its lines alone.
  * `skipped`: lines of the files that are not whole audit lines; `lastSeq`: null without a database.
  */
-export declare function readAgentAuditLog(options: { agentId: string; root?: string }): {
+export declare function readAgentAuditLog(options: { agentId: string; root?: string | undefined }): {
   lines: Array<{ ts: string; agentId: string; action: string; tx?: number; txLine?: number; committed: boolean; [field: string]: unknown }>
   skipped: number
   lastSeq: number | null
@@ -382,11 +386,11 @@ export interface TestMemory {
 
 export declare function createTestMemory(options?: {
   /** A v2 id (`rotifer gene id <gene>` prints a gene's); anything else is `MEMORY_INVALID_INPUT`. Default `TEST_GENE_ID`. */
-  geneId?: string
-  domain?: string
-  quota?: string | number
-  dataPolicy?: DataPolicy
-  now?: () => number
+  geneId?: string | undefined
+  domain?: string | undefined
+  quota?: string | number | undefined
+  dataPolicy?: DataPolicy | undefined
+  now?: (() => number) | undefined
 }): TestMemory
 
 /** The v2 id `createTestMemory().memory` uses when no `geneId` is given. */
@@ -412,6 +416,14 @@ export type MemoryImports = {
 }
 
 /**
+ * What the host functions need of a WASM instance's memory: a `WebAssembly.Memory` is one. Typed
+ * by its shape, so that these types need no DOM library (`lib: ["dom"]`) to compile.
+ */
+export interface WasmMemory {
+  readonly buffer: ArrayBuffer
+}
+
+/**
  * Memory host functions for a WASM gene run by Node's own `WebAssembly` (R-WASM-6).
  * Requests and responses are JSON; values are base64 (see the WASM protocol in the README).
  * Create one imports object per instance: the response kept after a -1, the deadline and the
@@ -421,6 +433,6 @@ export type MemoryImports = {
  * @throws MemoryError if the options are invalid or `memory` is not a function.
  */
 export declare function createMemoryImports(
-  options: GeneMemoryOptions & { deadline?: number },
-  memory: () => WebAssembly.Memory,
+  options: GeneMemoryOptions & { deadline?: number | undefined },
+  memory: () => WasmMemory,
 ): MemoryImports

@@ -38,6 +38,7 @@ const EXPECTED_ROWS = [
   'sandbox-run-warm',
   'sandbox-reads',
   'sandbox-cpu',
+  'test-memory',
 ]
 
 /** Rows measured on the schema copy too (a ratio against it, as well as against the lean store). */
@@ -46,12 +47,12 @@ const COPY_ROWS = ['read-hit', 'read-miss', 'query-prefix', 'query-newest', 'wri
 /** The targets against the lean store (ratios of ours ÷ lean). */
 const LIMITS = { 'read-hit': 1, 'read-miss': 1.2, 'query-prefix': 1, 'write-update': 1.1, 'write-create': 1.1, evict: 1.5, open: 2, 'growth-read-hit': 2, 'growth-update': 2, 'growth-query': 2 }
 
-test('bench/run.js --quick prints every row with a ratio and a verdict and writes valid JSON', { timeout: 180_000 }, () => {
+test('bench/run.js --quick prints every row with a ratio and a verdict and writes valid JSON', { timeout: 360_000 }, () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-bench-test-'))
   try {
     const out = path.join(dir, 'results.json')
     const chartDir = path.join(dir, 'charts')
-    const p = spawnSync(process.execPath, [RUN, '--quick', '--out', out, '--charts', chartDir], { encoding: 'utf8', timeout: 170_000 })
+    const p = spawnSync(process.execPath, [RUN, '--quick', '--out', out, '--charts', chartDir], { encoding: 'utf8', timeout: 350_000 })
     assert.equal(p.status, 0, `bench exited with ${p.status}:\n${p.stderr}`)
 
     const results = JSON.parse(fs.readFileSync(out, 'utf8'))
@@ -69,6 +70,9 @@ test('bench/run.js --quick prints every row with a ratio and a verdict and write
       const row = results.rows.find((r) => r.id === id)
       assert.ok(Number.isFinite(row.copyRatio) && row.copyRatio > 0, `${id}: ratio against the schema copy ${row.copyRatio}`)
     }
+    // The test memory's target is 1 ms, as a ratio to the fresh better-sqlite3 database's time.
+    const tm = results.rows.find((r) => r.id === 'test-memory')
+    assert.ok(Math.abs(tm.limit - 1000 / tm.baseline) < 0.001 + tm.limit * 0.001, `test-memory: limit ${tm.limit} for a baseline of ${tm.baseline} µs`)
     const wal = results.rows.find((r) => r.id === 'wal-bytes')
     // Every commit appends at least one page (4,096 bytes + a 24-byte frame header) to the WAL.
     for (const side of ['ours', 'baseline', 'copy']) assert.ok(wal[side] >= 4120, `WAL bytes per update (${side}): ${wal[side]}`)

@@ -11,7 +11,7 @@
 // (bench/results.json; bench/results-quick.json with --quick) and draws SVG charts from them
 // (into docs/ after a full run; with --quick only where --charts says). Sections: main, evict,
 // open, growth, wal, concurrency, memory, gene (bench/gene-start.js), sandbox (bench/sandbox.js),
-// and with --before DIR (a
+// testmem (bench/test-memory.js), and with --before DIR (a
 // built checkout of an earlier version) before (bench/before.js). Exits 0 whether targets
 // are met or not; non-zero only if the benchmark itself failed.
 
@@ -27,6 +27,7 @@ const charts = require('./charts')
 const { geneSection } = require('./gene-start')
 const { sandboxSection } = require('./sandbox')
 const { beforeSection } = require('./before')
+const { testMemorySection } = require('./test-memory')
 
 const MiB = 1024 * 1024
 const BIG_QUOTA = 1024 * MiB
@@ -62,7 +63,7 @@ const QUICK = {
   memory: { runs: 1, entries: 64, valueBytes: 65_000 },
 }
 
-const SECTIONS = ['main', 'evict', 'open', 'growth', 'wal', 'concurrency', 'memory', 'gene', 'sandbox', 'before']
+const SECTIONS = ['main', 'evict', 'open', 'growth', 'wal', 'concurrency', 'memory', 'gene', 'sandbox', 'testmem', 'before']
 
 function parseArgs(argv) {
   const o = { quick: false, out: null, only: SECTIONS, clock: 'wall', charts: undefined, before: null }
@@ -755,6 +756,7 @@ async function main() {
     if (opts.only.includes('memory')) await memorySection(cfg, tmp, out)
     if (opts.only.includes('gene')) geneSection(cfg, tmp, out, progress)
     if (opts.only.includes('sandbox')) await sandboxSection(cfg, tmp, out, progress)
+    if (opts.only.includes('testmem')) await testMemorySection(cfg, tmp, out, { progress, timeRow })
     if (opts.only.includes('before') && opts.before) await beforeSection(cfg, tmp, out, opts.before, progress, timeRow)
   } finally {
     cleanup()

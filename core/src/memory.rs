@@ -897,6 +897,38 @@ fn make_test_dir(tmp: &std::path::Path) -> Result<(PathBuf, std::fs::File)> {
     }
 }
 
+/// Sweeps `tmp` (`sweep_stale_test_memories`) once per process and temporary folder: what a
+/// killed process left is there before this one starts, and later creations need not look again.
+fn sweep_once(tmp: &std::path::Path) {
+    static SWEPT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut swept = SWEPT.lock().unwrap_or_else(|e| e.into_inner());
+    if !swept.iter().any(|t| t == tmp) {
+        sweep_stale_test_memories(tmp);
+        swept.push(tmp.to_path_buf());
+    }
+}
+
+/// The bytes of a new test memory's database with `quota` and `policy`: built once per process
+/// and limits exactly as `opening::build_new_database` builds one (the same schema, version and
+/// agent row), in memory, and marked for WAL as a database built in WAL mode is. Opening it
+/// checks it as any database.
+fn test_image(quota: u64, policy: DataPolicy) -> Result<Arc<Vec<u8>>> {
+    type Key = (u64, bool, Option<i64>);
+    static IMAGES: std::sync::Mutex<Vec<(Key, Arc<Vec<u8>>)>> = std::sync::Mutex::new(Vec::new());
+    let key: Key = (quota, policy.anonymization_supported, policy.max_retention_days);
+    let mut images = IMAGES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, image)) = images.iter().find(|(k, _)| *k == key) {
+        return Ok(image.clone());
+    }
+    let image = Arc::new(crate::storage::opening::database_image(TEST_AGENT_ID, (quota, policy))?);
+    // A suite uses a few limits; a process that uses many keeps the latest few.
+    if images.len() >= 8 {
+        images.remove(0);
+    }
+    images.push((key, image.clone()));
+    Ok(image)
+}
+
 /// An empty, dedicated memory in a private temporary folder, deleted by `dispose`.
 pub struct TestMemory {
     root: PathBuf,
@@ -906,17 +938,38 @@ pub struct TestMemory {
 }
 
 impl TestMemory {
+    /// An empty test memory with `quota` and `policy`, in a folder of its own under the
+    /// temporary folder. It is made for speed, as a suite makes one per case: the database is
+    /// written from an image of a new one (`test_image`) instead of being built statement by
+    /// statement, its connection never syncs, and its logs keep no reserve (`make_throwaway`);
+    /// it is still a file, opened and checked as any agent's, so other threads and processes
+    /// reach it by its root.
     pub fn create(quota: u64, policy: DataPolicy) -> Result<TestMemory> {
         let tmp = std::fs::canonicalize(std::env::temp_dir())
             .map_err(|e| MemoryError::storage(format!("the temporary folder {} is not usable: {e}", std::env::temp_dir().display())))?;
-        sweep_stale_test_memories(&tmp);
+        sweep_once(&tmp);
+        let image = test_image(quota, policy)?;
         let (root, lock) = make_test_dir(&tmp)?;
-        let made = AgentStore::open(&Layout::at(&root), TEST_AGENT_ID, IfMissing::CreateWith(quota, policy))
-            .and_then(|store| store.ok_or_else(|| MemoryError::storage("test memory could not be created")));
+        let layout = Layout::at(&root);
+        crate::storage::logs::set_without_reserve(&root, true);
+        let made = (|| {
+            layout.ensure_dirs(true)?;
+            let path = layout.db_path(TEST_AGENT_ID);
+            // The folder is new and private (0700): the file is written in place, whole, before
+            // anyone can know its name.
+            let mut file = crate::storage::files::create_private_file(&path).map_err(|e| crate::error::storage(&path, e))?;
+            std::io::Write::write_all(&mut file, &image).map_err(|e| crate::error::storage(&path, e))?;
+            drop(file);
+            let store = AgentStore::open(&layout, TEST_AGENT_ID, IfMissing::CreateWith(quota, policy))?
+                .ok_or_else(|| MemoryError::storage("test memory could not be created"))?;
+            store.make_throwaway()?;
+            Ok(store)
+        })();
         match made {
             Ok(store) => Ok(TestMemory { root, store, _lock: lock }),
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&root);
+                crate::storage::logs::set_without_reserve(&root, false);
                 Err(e)
             }
         }
@@ -943,6 +996,7 @@ impl TestMemory {
     pub fn dispose(&self) {
         self.store.close();
         let _ = std::fs::remove_dir_all(&self.root);
+        crate::storage::logs::set_without_reserve(&self.root, false);
     }
 }
 

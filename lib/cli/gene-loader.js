@@ -118,4 +118,4 @@ async function loadExpress(gene) {
   return express
 }
 
-module.exports = { loadExpress, locate, displayPath }
+module.exports = { install, loadExpress, locate, displayPath }

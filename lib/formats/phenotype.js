@@ -60,8 +60,11 @@ function checkPhenotype(p, where) {
   const fail = (field, rule, fix, code) => {
     throw new CliError(`${where}: "${field}" ${rule}${code ? ` (${code})` : ''}; ${fix}`)
   }
-  for (const field of REQUIRED) {
-    if (!(field in p)) throw new CliError(`${where} has no "${field}" (E0021); add it: ${HINTS[field]}`)
+  // Every missing required field at once, so that a new phenotype is fixed in one go.
+  const missing = REQUIRED.filter((field) => !(field in p))
+  if (missing.length === 1) throw new CliError(`${where} has no "${missing[0]}" (E0021); add it: ${HINTS[missing[0]]}`)
+  if (missing.length > 1) {
+    throw new CliError(`${where} has no ${missing.map((f) => `"${f}"`).join(', ')} (E0021); add them: ${missing.map((f) => HINTS[f]).join(', ')}`)
   }
   if (typeof p.domain !== 'string' || !DOMAIN.test(p.domain)) {
     fail('domain', `must be lower-case words joined by dots, like "code.format", not ${shown(p.domain)}`, 'use lower-case letters, digits and dots only', 'E0022')

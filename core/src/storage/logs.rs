@@ -176,7 +176,7 @@ impl Layout {
     pub fn ensure_reserve(&self) {
         use std::os::fd::AsRawFd;
         let path = self.reserve_path();
-        if RESERVE_IN_USE.with(|r| r.get()) || fs::symlink_metadata(&path).is_ok() {
+        if RESERVE_IN_USE.with(|r| r.get()) || fs::symlink_metadata(&path).is_ok() || without_reserve(&self.root) {
             return;
         }
         let tmp = self.rotifer_dir().join(format!("{RESERVE_NAME}.{}", super::files::unique_suffix()));
@@ -198,6 +198,23 @@ impl Layout {
         RESERVE_IN_USE.with(|r| r.set(true));
         let _ = fs::remove_file(self.reserve_path());
         ReserveInUse(self)
+    }
+}
+
+/// Roots whose logs keep no reserve: the test memories of this process, deleted whole when
+/// disposed, which no deployer's delete on a full disk relies on (R-HOST-4).
+static WITHOUT_RESERVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn without_reserve(root: &std::path::Path) -> bool {
+    WITHOUT_RESERVE.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|r| r == root)
+}
+
+/// `root`'s logs keep no reserve (`add`), or do again.
+pub fn set_without_reserve(root: &std::path::Path, add: bool) {
+    let mut roots = WITHOUT_RESERVE.lock().unwrap_or_else(|e| e.into_inner());
+    roots.retain(|r| r != root);
+    if add {
+        roots.push(root.to_path_buf());
     }
 }
 

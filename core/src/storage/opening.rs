@@ -102,6 +102,45 @@ pub(crate) fn check_connection(conn: &Connection, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The statements that make a new database's contents: the schema, its version, the agent row.
+fn build_contents(conn: &Connection, agent_id: &str, (quota, policy): (u64, DataPolicy), last_seq: i64) -> rusqlite::Result<()> {
+    conn.execute_batch(&format!("BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"))?;
+    conn.execute(
+        "INSERT INTO agent (id, agent_id, quota, anonymization_supported, max_retention_days, used_bytes, last_seq) VALUES (1, ?1, ?2, ?3, ?4, 0, ?5)",
+        params![agent_id, quota as i64, policy.anonymization_supported, policy.max_retention_days, last_seq],
+    )?;
+    Ok(())
+}
+
+/// The bytes of a new database, as `build_new_database` makes one (the same statements, no
+/// transaction numbered yet), built in memory and marked for WAL (file format 2, as a database
+/// built in WAL mode is): written to a new file, it opens as one. For test memories, which are
+/// made by the thousand.
+pub(crate) fn database_image(agent_id: &str, limits: (u64, DataPolicy)) -> Result<Vec<u8>> {
+    let failed = |e: rusqlite::Error| MemoryError::storage(format!("cannot build a new memory database: {e}"));
+    let conn = Connection::open_in_memory().map_err(failed)?;
+    harden_connection(&conn).map_err(failed)?;
+    build_contents(&conn, agent_id, limits, 0).map_err(failed)?;
+    let mut size: rusqlite::ffi::sqlite3_int64 = 0;
+    // SAFETY: the connection is open; the copy SQLite returns is ours to free, once read.
+    let mut image = unsafe {
+        let data = rusqlite::ffi::sqlite3_serialize(conn.handle(), c"main".as_ptr(), &mut size, 0);
+        if data.is_null() {
+            return Err(MemoryError::storage("cannot build a new memory database: out of memory"));
+        }
+        let copy = std::slice::from_raw_parts(data, size as usize).to_vec();
+        rusqlite::ffi::sqlite3_free(data.cast());
+        copy
+    };
+    if image.len() < 100 || &image[..16] != b"SQLite format 3\0" {
+        return Err(MemoryError::storage("cannot build a new memory database: SQLite gave no database image"));
+    }
+    // Header bytes 18 and 19, the file format's write and read versions: 2 is WAL.
+    image[18] = 2;
+    image[19] = 2;
+    Ok(image)
+}
+
 /// Builds a complete database under a temporary name, then links it into place: if another
 /// process won the race, its database is used and ours is dropped. `limits` are the quota and
 /// data policy it starts with.
@@ -123,12 +162,7 @@ pub(crate) fn build_new_database(path: &Path, agent_id: &str, (quota, policy): (
         let built = (|| -> rusqlite::Result<()> {
             harden_connection(&conn)?;
             conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))?;
-            conn.execute_batch(&format!("BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"))?;
-            conn.execute(
-                "INSERT INTO agent (id, agent_id, quota, anonymization_supported, max_retention_days, used_bytes, last_seq) VALUES (1, ?1, ?2, ?3, ?4, 0, ?5)",
-                params![agent_id, quota as i64, policy.anonymization_supported, policy.max_retention_days, last_seq],
-            )?;
-            Ok(())
+            build_contents(&conn, agent_id, (quota, policy), last_seq)
         })();
         built.map_err(|e| storage(&tmp, e))?;
         conn.close().map_err(|(_, e)| storage(&tmp, e))?;

@@ -55,6 +55,8 @@ struct Open {
     expiry: ExpiryCache,
     /// The latest stored time, with the data version it was read at (`TimeFloor`).
     floor: TimeFloor,
+    /// A test memory's (`make_throwaway`): closed without a checkpoint, its files about to go.
+    throwaway: bool,
 }
 
 // SAFETY: the connection and its statement are used only under the store's lock, by one thread
@@ -226,6 +228,18 @@ impl AgentStore {
         }
     }
 
+    /// Makes this store a test memory's (R-HOST-4): its connection never syncs (`synchronous =
+    /// OFF`: a crash loses a memory that is deleted anyway, and nothing waits for the disk) and
+    /// its close writes nothing back (the folder is deleted next). Other processes that open the
+    /// same file keep their own settings.
+    pub fn make_throwaway(&self) -> Result<()> {
+        let mut open = lock(&self.open);
+        let open = open.as_mut().ok_or_else(|| MemoryError::storage("this memory was closed"))?;
+        open.conn().execute_batch("PRAGMA synchronous = OFF")?;
+        open.throwaway = true;
+        Ok(())
+    }
+
     /// The open connection, after the file checks (`DbFile::check_if_changed`).
     fn conn(&self, look: Look) -> Result<OpenGuard<'_>> {
         let guard = self.open_guard()?;
@@ -377,7 +391,7 @@ impl Open {
         let conn = NonNull::from(Box::leak(Box::new(conn)));
         // SAFETY: the connection is freed only in `drop`, after the statement.
         let load = unsafe { conn.as_ref() }.prepare(LOAD_SQL).ok();
-        Open { load, conn, file, expiry: ExpiryCache::default(), floor: TimeFloor::default() }
+        Open { load, conn, file, expiry: ExpiryCache::default(), floor: TimeFloor::default(), throwaway: false }
     }
 
     fn conn(&self) -> &Connection {
@@ -405,6 +419,12 @@ impl Drop for Open {
         let keep_wal = || {
             let _ = conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
         };
+        if self.throwaway {
+            // Its folder is deleted next: nothing to make durable or consistent.
+            keep_wal();
+            let _ = conn.close();
+            return;
+        }
         if self.file.check_if_changed(&conn, Look::Now).is_err() {
             keep_wal();
             if self.file.replaced() {
