@@ -349,3 +349,36 @@ fn a_memory_call_without_fuel_left_gets_minus_four_and_does_nothing() {
     assert_eq!(output(&r), r#"{"code":-4}"#);
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn read_context_refuses_keys_outside_memory_or_not_utf8_and_host_calls_cost_by_size() {
+    // Checks each in turn and returns {"ok":0} if all hold, else {"ok":N} naming the first that
+    // did not.
+    let wat = r#"(module
+      (import "rotifer" "readContext" (func $ctx (param i32 i32 i32 i32) (result i32)))
+      (import "rotifer" "remainingBudget" (func $budget (result i64)))
+      (import "rotifer" "log" (func $log (param i32 i32 i32)))
+      (memory (export "memory") 1)
+      (data (i32.const 600) "\ff\fe")
+      (data (i32.const 1000) "{\"ok\":0}\00")
+      (data (i32.const 1100) "{\"ok\":1}\00")
+      (data (i32.const 1200) "{\"ok\":2}\00")
+      (data (i32.const 1300) "{\"ok\":3}\00")
+      (data (i32.const 1400) "{\"ok\":4}\00")
+      (func (export "express") (param i32 i32) (result i32) (local $a i64) (local $b i64) (local $c i64)
+        (if (i32.ne (call $ctx (i32.const 65530) (i32.const 100) (i32.const 0) (i32.const 10)) (i32.const -1)) (then (return (i32.const 1100))))
+        (if (i32.ne (call $ctx (i32.const 600) (i32.const 2) (i32.const 0) (i32.const 10)) (i32.const -1)) (then (return (i32.const 1200))))
+        (local.set $a (call $budget))
+        (call $log (i32.const 1) (i32.const 8000) (i32.const 6400))
+        (local.set $b (call $budget))
+        (call $log (i32.const 1) (i32.const 8000) (i32.const 0))
+        (local.set $c (call $budget))
+        ;; 100 per call plus 1 per 64 bytes: 200 for 6400 bytes, 100 for none (a few units of
+        ;; the gene's own instructions between the readings).
+        (if (i32.or (i64.lt_s (i64.sub (local.get $a) (local.get $b)) (i64.const 200))
+                    (i64.gt_s (i64.sub (local.get $a) (local.get $b)) (i64.const 210))) (then (return (i32.const 1300))))
+        (if (i32.or (i64.lt_s (i64.sub (local.get $b) (local.get $c)) (i64.const 100))
+                    (i64.gt_s (i64.sub (local.get $b) (local.get $c)) (i64.const 110))) (then (return (i32.const 1400))))
+        (i32.const 1000)))"#;
+    assert_eq!(output(&Run::default().go(wat, "{}")), r#"{"ok":0}"#);
+}
