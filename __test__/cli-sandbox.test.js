@@ -189,6 +189,38 @@ describe('the sandbox', () => {
     assert.ok(rssKb < 400 * 1024, `max RSS ${rssKb} KiB`)
   })
 
+  test("a Node gene's console output is escaped and cut, and what was dropped is told even at a timeout", (t) => {
+    const root = makeProject(t)
+    addGene(root, 'sly', { 'index.js': 'exports.express = () => { console.log("\\u001b[2Jrotifer: interrupted"); console.log("z".repeat(10000)); for (let i = 0; i < 5000; i++) console.log(i); for (;;) {} }' })
+    const r = spawnSync(process.execPath, [BIN, 'run', 'sly', '--input', '{}', '--timeout', '2'], { cwd: root, encoding: 'utf8' })
+    assert.equal(r.status, 1)
+    assert.match(r.stderr, /^\\u\{1b\}\[2Jrotifer: interrupted$/m, 'the escape is shown, not sent')
+    assert.doesNotMatch(r.stderr, /\u001b/)
+    assert.match(r.stderr, /^z{4096}… \(10000 bytes in all\)$/m)
+    assert.match(r.stderr, /^\[sly\] note: \d+ write\(s\) to stdout\/stderr \(\d+ bytes\) dropped/m)
+    assert.match(r.stderr, /timed out after 2 s/)
+  })
+
+  test('Ctrl-C while javy compiles removes its folder and exits 130', async (t) => {
+    const root = makeProject(t)
+    addGene(root, 'ts', { 'index.ts': 'export function express(input: object) { return input }' })
+    const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-slow-javy-'))
+    t.after(() => fs.rmSync(bin, { recursive: true, force: true }))
+    fs.writeFileSync(path.join(bin, 'javy'), '#!/bin/sh\nsleep 2\nexit 1\n', { mode: 0o755 })
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-javy-tmp-'))
+    t.after(() => fs.rmSync(tmp, { recursive: true, force: true }))
+    const child = spawn(process.execPath, [BIN, 'compile', 'ts'], { cwd: root, env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, TMPDIR: tmp } })
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    await new Promise((r) => setTimeout(r, 800))
+    child.kill('SIGINT')
+    const code = await new Promise((r) => child.on('exit', (c) => r(c)))
+    assert.equal(code, 130, stderr)
+    assert.match(stderr, /interrupted; javy was stopped and nothing was written/)
+    assert.deepEqual(fs.readdirSync(tmp), [])
+    assert.equal(fs.existsSync(path.join(root, 'genes', 'ts', 'gene.ir.wasm')), false)
+  })
+
   test('a Node gene flooding console.log is bounded the same way', (t) => {
     const root = makeProject(t)
     addGene(root, 'chatty', { 'index.js': 'exports.express = () => { const line = "y".repeat(60000); for (let i = 0; i < 2000; i++) console.log(line); return { done: true } }' })
@@ -247,6 +279,14 @@ describe('the sandbox', () => {
     bytes[bytes.length - 1] ^= 0xff
     fs.writeFileSync(file, bytes)
     assert.deepEqual(json(rotifer(root, 'run', 'fixed', '--input', '{}')), { ok: 1 })
+    // An entry planted under this module's name (a valid entry of another module, as a copied
+    // project could bring) is not used: the output is this gene's.
+    const other = makeProject(t)
+    await addWasmGene(other, 'fixed', WAT.constant({ planted: true }))
+    assert.deepEqual(json(rotifer(other, 'run', 'fixed', '--input', '{}')), { planted: true })
+    const [planted] = fs.readdirSync(path.join(other, '.rotifer', 'cache', 'wasm')).filter((f) => f.endsWith('.cwasm'))
+    fs.copyFileSync(path.join(other, '.rotifer', 'cache', 'wasm', planted), file)
+    assert.deepEqual(json(rotifer(root, 'run', 'fixed', '--input', '{}')), { ok: 1 })
     // A changed module gets an entry of its own.
     await addWasmGene(root, 'fixed', WAT.constant({ ok: 2 }))
     assert.deepEqual(json(rotifer(root, 'run', 'fixed', '--input', '{}')), { ok: 2 })
@@ -257,9 +297,10 @@ describe('the sandbox', () => {
     test(`Ctrl-C stops a running ${kind} gene at once: one line, exit 130, no temporary folder`, async (t) => {
       const root = makeProject(t)
       if (kind === 'wasm') {
-        // Calls the host in its loop, so fuel lasts long: only the interrupt stops it in time.
-        await addWasmGene(root, 'hang', `(module (import "rotifer" "logicalTimestamp" (func $ts (result i64))) (memory (export "memory") 1)
-          (func (export "express") (param i32 i32) (result i32) (loop $l (drop (call $ts)) (br $l)) (i32.const 0)))`)
+        // Fills 64 MiB per iteration: a few units of fuel for tens of milliseconds of work, so
+        // its fuel lasts for minutes and only the interrupt stops it in time.
+        await addWasmGene(root, 'hang', `(module (memory (export "memory") 1024)
+          (func (export "express") (param i32 i32) (result i32) (loop $l (memory.fill (i32.const 0) (i32.const 1) (i32.const 67108864)) (br $l)) (i32.const 0)))`)
       } else {
         addGene(root, 'hang', { 'index.js': 'exports.express = () => { for (;;) {} }' })
       }

@@ -46,11 +46,12 @@ pub struct NativeWasmGene {
 #[napi]
 impl NativeWasmGene {
     /// Compiles and checks `bytes`; `what` names the gene and file in messages; `cacheDir`
-    /// keeps the compiled module.
+    /// keeps the compiled module; compiling gives up at `deadline` (ms since the epoch).
     #[napi(factory)]
-    pub fn load(bytes: Buffer, what: String, cache_dir: Option<String>) -> napi::Result<Self, String> {
+    pub fn load(bytes: Buffer, what: String, cache_dir: Option<String>, deadline: Option<f64>) -> napi::Result<Self, String> {
         guard(|| {
-            let (gene, source) = cache::load(&bytes, &what, cache_dir.as_deref().map(Path::new)).map_err(MemoryError::invalid)?;
+            let deadline = deadline.map(|d| d.ceil() as i64);
+            let (gene, source) = cache::load(&bytes, &what, cache_dir.as_deref().map(Path::new), deadline).map_err(MemoryError::invalid)?;
             Ok(NativeWasmGene { gene: Arc::new(gene), cached: source == cache::Source::Cache })
         })
     }

@@ -68,20 +68,39 @@ function compileWithJavy(gene, source, io, env = process.env) {
   if (async) throw new CliError(`${shown} declares an async express: a gene compiled to WASM (Javy, QuickJS) has no event loop; make express synchronous, or run the gene under Node (--no-sandbox)`)
   const code = transpile(text, source, 'cjs', null)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-javy-'))
+  // Ctrl-C reaches javy too (one process group); while it runs, this process only notes it, so
+  // that the folder holding the gene's code is removed before it exits with 130.
+  let interrupted = false
+  const onInterrupt = () => {
+    interrupted = true
+  }
+  process.on('SIGINT', onInterrupt)
   try {
     const shimFile = path.join(dir, 'gene-shim.js')
     const out = path.join(dir, 'gene.wasm')
     fs.writeFileSync(shimFile, shim(code), { mode: 0o600 })
     io.err(`Compiling ${shown} with ${javy}…`)
-    const r = spawnSync(javy, ['build', shimFile, '-o', out], { encoding: 'utf8', timeout: JAVY_TIMEOUT_MS })
+    const r = spawnSync(javy, ['build', shimFile, '-o', out], { encoding: 'utf8', timeout: JAVY_TIMEOUT_MS, killSignal: 'SIGKILL' })
+    if (interrupted || r.signal === 'SIGINT') throw new Interrupted()
+    if (r.error && r.error.code === 'ETIMEDOUT') throw new CliError(`javy did not finish compiling ${shown} within ${JAVY_TIMEOUT_MS / 1000} s; it was stopped`)
     if (r.error) throw new CliError(`javy could not run (${r.error.code || r.error.message}): ${INSTALL}`)
     if (r.status !== 0) throw new CliError(`javy failed to compile ${shown} (exit ${r.status}): ${(r.stderr || '').trim().split('\n').slice(-3).join(' ') || 'no message'}`)
     const bytes = fs.readFileSync(out)
     fs.writeFileSync(path.join(gene.dir, 'gene.wasm'), bytes)
     return bytes
+  } catch (e) {
+    if (e instanceof Interrupted) {
+      fs.rmSync(dir, { recursive: true, force: true })
+      process.stderr.write('rotifer: interrupted; javy was stopped and nothing was written\n')
+      process.exit(130)
+    }
+    throw e
   } finally {
+    process.removeListener('SIGINT', onInterrupt)
     fs.rmSync(dir, { recursive: true, force: true })
   }
 }
+
+class Interrupted extends Error {}
 
 module.exports = { compileWithJavy, findJavy }

@@ -42,6 +42,8 @@ class GeneWorker {
   #worker = null
   #streams = []
   #pending = null
+  /** The worker's last count of a gene's output it dropped during the request in flight. */
+  #dropped = null
 
   /**
    * `memory`: `{ agentId, root }` every gene's memory is bound to (agentId null: standalone,
@@ -60,6 +62,7 @@ class GeneWorker {
     }
     worker.on('message', (reply) => {
       if (typeof reply.written === 'string') process.stderr.write(reply.written)
+      else if (reply.dropped) this.#dropped = reply.dropped
       else this.#settle(worker, (p) => p.resolve(reply))
     })
     worker.on('error', (e) => this.#settle(worker, (p) => p.reject(new Stopped(`its thread stopped on an uncaught error: ${e && e.message ? e.message : String(e)}`)), true))
@@ -81,6 +84,16 @@ class GeneWorker {
     const p = this.#pending
     this.#pending = null
     if (p) how(p)
+  }
+
+  /** One line telling what a gene's output lost to the bounds, once per request. */
+  #tellDropped() {
+    const d = this.#dropped
+    this.#dropped = null
+    if (d) {
+      const l = d.limits
+      process.stderr.write(`[${d.gene}] note: ${d.writes} write(s) to stdout/stderr (${d.bytes} bytes) dropped: a gene may write ${l.bytesPerRun} bytes per run, ${l.linesPerSecond} lines per second (bursts of ${l.burstLines})\n`)
+    }
   }
 
   /** Ends the thread (a gene overran, or the run is over). */
@@ -110,7 +123,7 @@ class GeneWorker {
         reject: (e) => { clearTimeout(timer); reject(e) },
       }
       worker.postMessage({ ...request, gene: plainGene(gene) })
-    }).catch((e) => {
+    }).finally(() => this.#tellDropped()).catch((e) => {
       if (e instanceof Stopped) throw geneFailure(gene, failureOf('GENE_CRASHED', e.message, { text: e.message }))
       throw e
     })
@@ -118,7 +131,7 @@ class GeneWorker {
 
   /** Loads `gene` in the thread, before anything runs; returns its kind (`node`, `direct`, `wasi`). */
   async load(gene, deadline) {
-    const reply = await this.#request(gene, { op: 'load' }, deadline, () => new GeneTimeout(gene, this.seconds))
+    const reply = await this.#request(gene, { op: 'load', deadline }, deadline, () => new GeneTimeout(gene, this.seconds))
     if (!reply.ok) throw reply.failure ? geneFailure(gene, reply.failure) : new CliError(reply.error)
     return reply.kind
   }

@@ -14,10 +14,13 @@ function geneKind(gene) {
   return gene.wasm ? 'wasm' : 'node'
 }
 
-/** Loads `gene`; the result runs it with `run(inputJson, options)`. Throws CliError. */
-async function loadGene(gene) {
+/**
+ * Loads `gene` (a WASM module's compiling given up at `deadline`, ms since the epoch); the result
+ * runs it with `run(inputJson, options)`. Throws CliError.
+ */
+async function loadGene(gene, deadline) {
   if (geneKind(gene) === 'wasm') {
-    const loaded = loadWasmGene(gene)
+    const loaded = loadWasmGene(gene, deadline)
     return { kind: loaded.kind, run: (inputJson, options) => runWasmGene(gene, loaded, inputJson, options) }
   }
   const express = await loadExpress(gene)

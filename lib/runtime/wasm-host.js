@@ -42,10 +42,11 @@ function cacheDir(gene) {
 
 /**
  * Compiles and checks the gene's module (or takes it from the cache), so that a gene the
- * sandbox cannot run fails before anything runs, naming what is wrong. Returns `{ kind,
- * module }`, `kind` being `direct` or `wasi`.
+ * sandbox cannot run fails before anything runs, naming what is wrong; compiling gives up at
+ * `deadline` (ms since the epoch) or on Ctrl-C. Returns `{ kind, module }`, `kind` being
+ * `direct` or `wasi`.
  */
-function loadWasmGene(gene) {
+function loadWasmGene(gene, deadline) {
   const { NativeWasmGene } = sandbox()
   const what = `gene "${gene.name}" (${gene.id}): ${displayPath(gene.wasm)}`
   let bytes
@@ -56,7 +57,7 @@ function loadWasmGene(gene) {
   }
   let module
   try {
-    module = NativeWasmGene.load(bytes, what, cacheDir(gene))
+    module = NativeWasmGene.load(bytes, what, cacheDir(gene), deadline)
   } catch (e) {
     throw new CliError(e.message)
   }

@@ -5,7 +5,7 @@
 // here as in the main thread: the native addon loads in workers, and every gene gets its own
 // GeneMemoryAccess (or memory imports) bound to the agent, its v2 id and its domain.
 //
-// Requests: `{ op: 'load', gene }` and `{ op: 'run', gene, input, memory, deadline, seconds }`.
+// Requests: `{ op: 'load', gene, deadline }` and `{ op: 'run', gene, input, memory, deadline, seconds }`.
 // Replies: `{ ok: true, kind }`, `{ ok: true, output }` (JSON text), `{ ok: false, failure }`
 // (the gene failed), `{ ok: false, stopped }` (the sandbox stopped a WASM gene: `timeout` or
 // `interrupted`) or `{ ok: false, error }` (it could not be loaded: a message for the user).
@@ -19,12 +19,38 @@ const { CliError, describeError } = require('../cli/errors')
 // What a gene writes to process.stdout or process.stderr (console.log included) travels to the
 // main thread on the same port as the replies, so it arrives before the reply and is never lost
 // when the thread is stopped; the main thread writes it to stderr. It is bounded per run as a
-// WASM gene's log is (bytes and lines per second): the rest is counted and told in one line.
-const OUTPUT_LIMITS = { bytesPerRun: 1024 * 1024, linesPerSecond: 100, burstLines: 1000 }
-const output = { gene: null, bytes: 0, tokens: OUTPUT_LIMITS.burstLines, refilled: Date.now(), droppedWrites: 0, droppedBytes: 0 }
+// WASM gene's log is: 1 MiB, 100 lines a second after a burst of 1,000, lines cut at 4 KiB,
+// control characters (terminal escapes) shown escaped. What is dropped is counted, and the count
+// sent along (at most ten times a second), so the main thread can tell it even when the thread
+// is stopped at a deadline.
+const OUTPUT_LIMITS = { bytesPerRun: 1024 * 1024, linesPerSecond: 100, burstLines: 1000, lineBytes: 4096 }
+const output = { gene: null, bytes: 0, tokens: OUTPUT_LIMITS.burstLines, refilled: Date.now(), droppedWrites: 0, droppedBytes: 0, told: 0 }
 
 function resetOutput(gene) {
-  Object.assign(output, { gene, bytes: 0, tokens: OUTPUT_LIMITS.burstLines, refilled: Date.now(), droppedWrites: 0, droppedBytes: 0 })
+  Object.assign(output, { gene, bytes: 0, tokens: OUTPUT_LIMITS.burstLines, refilled: Date.now(), droppedWrites: 0, droppedBytes: 0, told: 0 })
+}
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
+const escaped = (c) => `\\u{${c.charCodeAt(0).toString(16)}}`
+
+/** Each line escaped and cut at `lineBytes` (of what is printed). */
+function shown(text) {
+  return text
+    .split('\n')
+    .map((line) => {
+      const e = line.replace(CONTROL, escaped)
+      return Buffer.byteLength(e) > OUTPUT_LIMITS.lineBytes ? `${Buffer.from(e).subarray(0, OUTPUT_LIMITS.lineBytes).toString().replace(/\uFFFD$/, '')}… (${Buffer.byteLength(line)} bytes in all)` : e
+    })
+    .join('\n')
+}
+
+function tellDropped(force) {
+  const now = Date.now()
+  if (output.droppedWrites > 0 && (force || now - output.told >= 100)) {
+    output.told = now
+    parentPort.postMessage({ dropped: { gene: output.gene, writes: output.droppedWrites, bytes: output.droppedBytes, limits: OUTPUT_LIMITS } })
+  }
 }
 
 function passOn(text) {
@@ -36,19 +62,17 @@ function passOn(text) {
   if (output.tokens < lines || output.bytes + bytes > OUTPUT_LIMITS.bytesPerRun) {
     output.droppedWrites++
     output.droppedBytes += bytes
+    tellDropped(false)
     return
   }
   output.tokens -= lines
   output.bytes += bytes
-  parentPort.postMessage({ written: text })
+  parentPort.postMessage({ written: shown(text) })
 }
 
-/** One line telling what was dropped during the run, if anything was. */
+/** At the end of a run: the last count of what was dropped, then a fresh budget. */
 function finishOutput() {
-  if (output.droppedWrites > 0) {
-    const l = OUTPUT_LIMITS
-    parentPort.postMessage({ written: `[${output.gene}] note: ${output.droppedWrites} write(s) to stdout/stderr (${output.droppedBytes} bytes) dropped: a gene may write ${l.bytesPerRun} bytes per run, ${l.linesPerSecond} lines per second (bursts of ${l.burstLines})\n` })
-  }
+  tellDropped(true)
   resetOutput(output.gene)
 }
 
@@ -64,12 +88,12 @@ for (const stream of [process.stdout, process.stderr]) {
 
 const loaded = new Map()
 
-async function load(gene) {
+async function load(gene, deadline) {
   // By folder and file: `--no-sandbox` runs the source of a gene that is also compiled.
   const key = `${gene.dir}\0${gene.wasm || gene.entry}`
   let entry = loaded.get(key)
   if (!entry) {
-    entry = await loadGene(gene)
+    entry = await loadGene(gene, deadline)
     loaded.set(key, entry)
   }
   return entry
@@ -77,7 +101,7 @@ async function load(gene) {
 
 async function handle(request) {
   try {
-    const entry = await load(request.gene)
+    const entry = await load(request.gene, request.deadline)
     if (request.op === 'load') return { ok: true, kind: entry.kind }
     resetOutput(request.gene.name)
     try {

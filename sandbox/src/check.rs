@@ -3,6 +3,7 @@
 //! two modes. A module that fails any of these never runs, and the message names what is wrong.
 
 use crate::engine;
+use crate::limits::MAX_MODULE_BYTES;
 use crate::state::RunState;
 use wasmtime::{ExternType, FuncType, InstancePre, Module, ValType};
 
@@ -129,9 +130,45 @@ pub struct GeneModule {
 /// Compiles `bytes` and checks them. `what` names the file in messages (`gene "x" (v2:…):
 /// genes/x/gene.ir.wasm`).
 pub fn load(bytes: &[u8], what: &str) -> Result<GeneModule, String> {
+    load_until(bytes, what, None)
+}
+
+/// `load`, given up at `deadline_ms` (ms since the epoch) or on `interrupt_all`: compiling is
+/// the one step no fuel bounds, so it runs on a thread of its own that this one stops waiting
+/// for (the thread finishes its work and ends on its own).
+pub fn load_until(bytes: &[u8], what: &str, deadline_ms: Option<i64>) -> Result<GeneModule, String> {
+    if bytes.len() > MAX_MODULE_BYTES {
+        return Err(format!("{what} is {} bytes; the sandbox compiles modules of at most {} MiB", bytes.len(), MAX_MODULE_BYTES >> 20));
+    }
     let engine = engine::engine()?;
-    let module = Module::new(engine, bytes).map_err(|e| format!("{what} is not a valid WebAssembly module ({})", first_line(&e)))?;
+    let interrupts = engine::interrupts();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (owned, compiler) = (bytes.to_vec(), engine.clone());
+    std::thread::Builder::new()
+        .name("rotifer-wasm-compile".into())
+        .spawn(move || {
+            let _ = tx.send(Module::new(&compiler, &owned));
+        })
+        .map_err(|e| format!("{what} could not be compiled: no thread for the compiler ({e})"))?;
+    let module = loop {
+        match rx.recv_timeout(engine::TICK) {
+            Ok(result) => break result.map_err(|e| format!("{what} is not a valid WebAssembly module ({})", first_line(&e)))?,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if engine::interrupts() != interrupts {
+                    return Err(format!("{what}: compiling was interrupted"));
+                }
+                if deadline_ms.is_some_and(|d| now_ms() >= d) {
+                    return Err(format!("{what} was still compiling at the run's deadline"));
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Err(format!("{what} could not be compiled (the compiler stopped)")),
+        }
+    };
     check(module, what)
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
 /// The checks on an already compiled module (from the cache, or just compiled).

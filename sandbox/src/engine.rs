@@ -29,6 +29,8 @@ fn shared() -> Result<&'static Shared, String> {
             config.consume_fuel(true);
             config.epoch_interruption(true);
             config.cranelift_opt_level(OptLevel::Speed);
+            // One memory per gene: the host functions and the cap are about `memory`.
+            config.wasm_multi_memory(false);
             let engine = Engine::new(&config).map_err(|e| format!("the WebAssembly engine could not start: {e}"))?;
             Ok(Shared { engine, active: Mutex::new(0), wake: Condvar::new() })
         })

@@ -20,13 +20,30 @@ pub fn memory_of(caller: &mut Caller<'_, RunState>) -> Option<Memory> {
     }
 }
 
-/// Takes the fuel a host call moving `bytes` costs; false when there is less left, which is
-/// left as it is: the call answers -4, and the gene may still return (or runs out on its own).
-pub fn charge(store: &mut impl AsContextMut, bytes: usize) -> bool {
+/// Takes `units` of fuel; false when there is less left, which is left as it is: the call
+/// answers -4 (or its errno), and the gene may still return (or runs out on its own).
+pub fn pay(store: &mut impl AsContextMut, units: u64) -> bool {
     let mut store = store.as_context_mut();
-    let cost = HOST_CALL_FUEL + (bytes as u64 / 64) * HOST_FUEL_PER_64_BYTES;
     let fuel = store.get_fuel().unwrap_or(0);
-    fuel >= cost && store.set_fuel(fuel - cost).is_ok()
+    fuel >= units && store.set_fuel(fuel - units).is_ok()
+}
+
+/// Takes what a call has already done and cannot refuse any more (a response produced): as much
+/// of `units` as is left.
+pub fn pay_after(store: &mut impl AsContextMut, units: u64) {
+    let mut store = store.as_context_mut();
+    let fuel = store.get_fuel().unwrap_or(0);
+    let _ = store.set_fuel(fuel.saturating_sub(units));
+}
+
+/// The fuel of a host call moving `bytes`: every host function costs at least `HOST_CALL_FUEL`.
+pub fn cost(bytes: usize) -> u64 {
+    HOST_CALL_FUEL + (bytes as u64 / 64) * HOST_FUEL_PER_64_BYTES
+}
+
+/// Takes the fuel a host call moving `bytes` costs (see `pay`).
+pub fn charge(store: &mut impl AsContextMut, bytes: usize) -> bool {
+    pay(store, cost(bytes))
 }
 
 /// `[ptr, ptr + len)` inside a memory of `size` bytes (wasm32 pointers are unsigned).
@@ -49,10 +66,14 @@ fn memory_call(mut caller: Caller<'_, RunState>, call: Call, req: i32, req_len: 
         return host.out_of_bounds(now.ms()).code;
     };
     let reply = host.call(call, &data[req], out.len(), now);
+    let mut produced = 0;
     if let Some(bytes) = &reply.out {
+        produced = bytes.len();
         let n = bytes.len().min(out.len());
         data[out.start..out.start + n].copy_from_slice(&bytes[..n]);
     }
+    // The response was made: a large one (a query) costs its size, even if that spends the fuel.
+    pay_after(&mut caller, (produced as u64 / 64) * HOST_FUEL_PER_64_BYTES);
     reply.code
 }
 
@@ -100,6 +121,7 @@ fn read_context(mut caller: Caller<'_, RunState>, key: i32, key_len: i32, out: i
 
 /// Milliseconds since the epoch, each later than the one before in this run.
 fn logical_timestamp(mut caller: Caller<'_, RunState>) -> i64 {
+    pay_after(&mut caller, HOST_CALL_FUEL);
     let state = caller.data_mut();
     let now = CallTime::system().ms();
     state.last_timestamp = now.max(state.last_timestamp + 1);
@@ -119,7 +141,8 @@ pub fn link(linker: &mut Linker<RunState>) -> wasmtime::Result<()> {
     })?;
     linker.func_wrap("env", "log", |caller: Caller<'_, RunState>, ptr: i32, len: i32| log(caller, "info", ptr, len))?;
     linker.func_wrap(ROTIFER, "readContext", read_context)?;
-    linker.func_wrap(ROTIFER, "remainingBudget", |caller: Caller<'_, RunState>| -> i64 {
+    linker.func_wrap(ROTIFER, "remainingBudget", |mut caller: Caller<'_, RunState>| -> i64 {
+        pay_after(&mut caller, HOST_CALL_FUEL);
         caller.get_fuel().map(|f| f.min(i64::MAX as u64) as i64).unwrap_or(0)
     })?;
     linker.func_wrap(ROTIFER, "logicalTimestamp", logical_timestamp)?;

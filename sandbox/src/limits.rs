@@ -12,5 +12,14 @@ pub const TABLE_ELEMENTS_CAP: usize = 10_000;
 pub const HOST_CALL_FUEL: u64 = 100;
 /// Extra fuel per 64 bytes a host call moves (a memory request, a log line).
 pub const HOST_FUEL_PER_64_BYTES: u64 = 1;
-/// The largest output a WASI gene may write to stdout.
-pub const MAX_STDOUT_BYTES: usize = 16 * 1024 * 1024;
+/// The largest output a gene may give: a WASI gene's stdout, a direct gene's NUL-terminated
+/// output (the NUL is looked for no further).
+pub const MAX_OUTPUT_BYTES: usize = 16 * 1024 * 1024;
+/// The largest module the sandbox compiles (compiling is the one step fuel cannot bound).
+pub const MAX_MODULE_BYTES: usize = 32 * 1024 * 1024;
+/// The most buffers one WASI read or write may name (POSIX's IOV_MAX).
+pub const MAX_IOVECS: u32 = 1024;
+/// Bytes of one WASI write to stderr that are looked at; the rest is dropped unread.
+pub const MAX_STDERR_SCAN: usize = 64 * 1024;
+/// Fuel per byte a host call scans or produces byte by byte (stderr, `random_get`).
+pub const FUEL_PER_SCANNED_BYTE: u64 = 1;

@@ -84,8 +84,18 @@ impl RunLog {
         while body.ends_with('\n') {
             body.pop();
         }
-        if full_len > text.len() {
-            body.push_str(&format!("… ({} more bytes)", full_len - text.len()));
+        // Escapes lengthen a line: the cut applies to what is printed.
+        let mut cut = full_len > text.len();
+        if body.len() > self.limits.line_bytes {
+            let mut at = self.limits.line_bytes;
+            while !body.is_char_boundary(at) {
+                at -= 1;
+            }
+            body.truncate(at);
+            cut = true;
+        }
+        if cut {
+            body.push_str(&format!("… ({full_len} bytes in all)"));
         }
         let line = format!("[{}] {}: {}", self.gene, level, body);
         if self.written + line.len() > self.limits.bytes_per_run {
@@ -108,6 +118,14 @@ impl RunLog {
                 // Past the cut: counted as dropped when the line ends.
                 self.dropped_bytes += 1;
             }
+        }
+    }
+
+    /// Bytes of a write that were not looked at (past `MAX_STDERR_SCAN`): dropped, counted.
+    pub fn drop_unread(&mut self, bytes: usize) {
+        if bytes > 0 {
+            self.dropped_lines += 1;
+            self.dropped_bytes += bytes as u64;
         }
     }
 
@@ -208,8 +226,21 @@ mod tests {
         let got = lines.0.lock().unwrap();
         let total: usize = got[..got.len() - 1].iter().map(|l| l.len() + 1).sum();
         assert!(total <= 1000, "{total}");
-        assert!(got[0].ends_with("… (59900 more bytes)"), "{}", got[0]);
+        assert!(got[0].ends_with("… (60000 bytes in all)"), "{}", got[0]);
         assert!(got.last().unwrap().contains("dropped"));
+    }
+
+    #[test]
+    fn a_line_of_control_characters_is_cut_after_escaping() {
+        let lines = Lines::default();
+        let limits = LogLimits { line_bytes: 100, ..LogLimits::default() };
+        let mut log = RunLog::new("g", limits, Box::new(lines.clone()));
+        let zeros = vec![0u8; 100];
+        log.message("info", &zeros, zeros.len());
+        let got = lines.0.lock().unwrap();
+        let body = got[0].strip_prefix("[g] info: ").unwrap();
+        assert!(body.len() <= 100 + "… (100 bytes in all)".len(), "{}", body.len());
+        assert!(body.starts_with("\\u{0}") && body.ends_with("… (100 bytes in all)"), "{body}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use crate::check::{GeneKind, GeneModule};
 use crate::engine;
-use crate::limits::{MEMORY_CAP_BYTES, TABLE_ELEMENTS_CAP};
+use crate::limits::{MAX_OUTPUT_BYTES, MEMORY_CAP_BYTES, TABLE_ELEMENTS_CAP};
 use crate::logs::{LogLimits, LogSink, RunLog};
 use crate::state::{HostLimit, ProcExit, RunState, Stop};
 use crate::{host, wasi};
@@ -175,9 +175,15 @@ fn direct(store: &mut Store<RunState>, instance: Instance, input: &[u8], fuel: u
     let Some(rest) = data.get(start..) else {
         return failed("INVALID_OUTPUT", format!("express returned {result}, which is outside the gene's memory ({} bytes)", data.len()));
     };
-    match rest.iter().position(|&b| b == 0) {
+    // The NUL is looked for within the output bound only: a gene cannot make the host copy more.
+    let window = &rest[..rest.len().min(MAX_OUTPUT_BYTES + 1)];
+    match window.iter().position(|&b| b == 0) {
+        Some(end) => text(&window[..end]),
+        None if window.len() > MAX_OUTPUT_BYTES => failed(
+            "OUTPUT_TOO_LARGE",
+            format!("its output at {result} has no NUL byte within {} MiB (the most a gene may give)", MAX_OUTPUT_BYTES >> 20),
+        ),
         None => failed("INVALID_OUTPUT", format!("the output at {result} has no NUL byte before the end of memory; end the output JSON with one NUL byte")),
-        Some(end) => text(&rest[..end]),
     }
 }
 

@@ -5,8 +5,8 @@
 //! There are no files, sockets or directories to reach.
 
 use crate::check::WASI;
-use crate::host::{charge, memory_of, range};
-use crate::limits::MAX_STDOUT_BYTES;
+use crate::host::{charge, memory_of, pay, range};
+use crate::limits::{FUEL_PER_SCANNED_BYTE, HOST_CALL_FUEL, MAX_IOVECS, MAX_OUTPUT_BYTES, MAX_STDERR_SCAN};
 use crate::state::{HostLimit, ProcExit, RunState};
 use wasmtime::{Caller, Error, Linker};
 
@@ -18,16 +18,21 @@ const ENOSYS: i32 = 52;
 /// WASI's filetype for a character device (what a terminal stream is).
 const CHARACTER_DEVICE: u8 = 2;
 
-/// The `(ptr, len)` pairs of an iovec array.
-fn iovecs(data: &[u8], iovs: i32, count: i32) -> Option<Vec<std::ops::Range<usize>>> {
-    let table = range(iovs, (count as u32).checked_mul(8)? as i32, data.len())?;
-    let mut out = Vec::new();
-    for entry in data[table].chunks_exact(8) {
-        let ptr = i32::from_le_bytes(entry[0..4].try_into().ok()?);
-        let len = i32::from_le_bytes(entry[4..8].try_into().ok()?);
-        out.push(range(ptr, len, data.len())?);
+/// The `(ptr, len)` pairs of an iovec array of `count` (at most `MAX_IOVECS`) entries, each
+/// inside memory; `Err(errno)` otherwise.
+fn iovecs(data: &[u8], iovs: i32, count: i32) -> Result<Vec<std::ops::Range<usize>>, i32> {
+    let count = count as u32;
+    if count > MAX_IOVECS {
+        return Err(EINVAL);
     }
-    Some(out)
+    let table = range(iovs, (count * 8) as i32, data.len()).ok_or(EFAULT)?;
+    let mut out = Vec::with_capacity(count as usize);
+    for entry in data[table].chunks_exact(8) {
+        let ptr = i32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]);
+        let len = i32::from_le_bytes([entry[4], entry[5], entry[6], entry[7]]);
+        out.push(range(ptr, len, data.len()).ok_or(EFAULT)?);
+    }
+    Ok(out)
 }
 
 fn put_u32(data: &mut [u8], at: i32, value: u32) -> bool {
@@ -49,7 +54,10 @@ fn fd_read(mut caller: Caller<'_, RunState>, fd: i32, iovs: i32, count: i32, nre
     }
     let Some(memory) = memory_of(&mut caller) else { return EFAULT };
     let (data, state) = memory.data_and_store_mut(&mut caller);
-    let Some(buffers) = iovecs(data, iovs, count) else { return EFAULT };
+    let buffers = match iovecs(data, iovs, count) {
+        Ok(b) => b,
+        Err(errno) => return errno,
+    };
     let mut total = 0usize;
     for buffer in buffers {
         let rest = &state.stdin[state.stdin_read..];
@@ -64,37 +72,72 @@ fn fd_read(mut caller: Caller<'_, RunState>, fd: i32, iovs: i32, count: i32, nre
     if put_u32(data, nread, total as u32) { SUCCESS } else { EFAULT }
 }
 
+/// `fd_write` to stdout (collected, at most `MAX_OUTPUT_BYTES`) or stderr (the run's log: at
+/// most `MAX_STDERR_SCAN` bytes of one write are looked at, each byte and each line paid for in
+/// fuel, the rest dropped unread), so one call's work is bounded whatever the gene asks.
 fn fd_write(mut caller: Caller<'_, RunState>, fd: i32, iovs: i32, count: i32, nwritten: i32) -> Result<i32, Error> {
+    if !charge(&mut caller, 0) {
+        return Ok(ENOSYS);
+    }
     if fd != 1 && fd != 2 {
         return Ok(EBADF);
     }
     let Some(memory) = memory_of(&mut caller) else { return Ok(EFAULT) };
     let buffers = match iovecs(memory.data(&caller), iovs, count) {
-        Some(b) => b,
-        None => return Ok(EFAULT),
+        Ok(b) => b,
+        Err(errno) => return Ok(errno),
     };
     let total: usize = buffers.iter().map(|b| b.len()).sum();
-    if !charge(&mut caller, total) {
-        return Ok(ENOSYS);
-    }
-    let (data, state) = memory.data_and_store_mut(&mut caller);
-    for buffer in &buffers {
-        if fd == 1 {
-            if state.stdout.len() + buffer.len() > MAX_STDOUT_BYTES {
-                return Err(Error::new(HostLimit {
-                    code: "OUTPUT_TOO_LARGE",
-                    message: format!("its output is over {} MiB (the most a gene may write to stdout)", MAX_STDOUT_BYTES >> 20),
-                }));
-            }
+    if fd == 1 {
+        if !charge(&mut caller, total) {
+            return Ok(ENOSYS);
+        }
+        let (data, state) = memory.data_and_store_mut(&mut caller);
+        if state.stdout.len() + total > MAX_OUTPUT_BYTES {
+            return Err(Error::new(HostLimit {
+                code: "OUTPUT_TOO_LARGE",
+                message: format!("its output is over {} MiB (the most a gene may write to stdout)", MAX_OUTPUT_BYTES >> 20),
+            }));
+        }
+        for buffer in &buffers {
             state.stdout.extend_from_slice(&data[buffer.clone()]);
-        } else {
-            state.log.stderr(&data[buffer.clone()]);
+        }
+        return Ok(if put_u32(data, nwritten, total as u32) { SUCCESS } else { EFAULT });
+    }
+    // stderr: what is looked at, and what it costs.
+    let mut scan = Vec::new();
+    let mut budget = MAX_STDERR_SCAN;
+    {
+        let data = memory.data(&caller);
+        for buffer in &buffers {
+            let n = buffer.len().min(budget);
+            scan.push(buffer.start..buffer.start + n);
+            budget -= n;
+            if budget == 0 {
+                break;
+            }
+        }
+        let scanned: usize = scan.iter().map(|r| r.len()).sum();
+        let lines = scan.iter().map(|r| data[r.clone()].iter().filter(|&&b| b == b'\n').count()).sum::<usize>();
+        let units = scanned as u64 * FUEL_PER_SCANNED_BYTE + lines as u64 * HOST_CALL_FUEL;
+        if !pay(&mut caller, units) {
+            return Ok(ENOSYS);
         }
     }
+    let (data, state) = memory.data_and_store_mut(&mut caller);
+    let mut scanned = 0;
+    for r in &scan {
+        state.log.stderr(&data[r.clone()]);
+        scanned += r.len();
+    }
+    state.log.drop_unread(total - scanned);
     Ok(if put_u32(data, nwritten, total as u32) { SUCCESS } else { EFAULT })
 }
 
 fn fd_fdstat_get(mut caller: Caller<'_, RunState>, fd: i32, stat: i32) -> i32 {
+    if !charge(&mut caller, 0) {
+        return ENOSYS;
+    }
     if !(0..=2).contains(&fd) {
         return EBADF;
     }
@@ -112,12 +155,18 @@ fn fd_fdstat_get(mut caller: Caller<'_, RunState>, fd: i32, stat: i32) -> i32 {
 
 /// `(count_ptr, size_ptr)`: no environment variables and no arguments.
 fn empty_sizes(mut caller: Caller<'_, RunState>, count: i32, size: i32) -> i32 {
+    if !charge(&mut caller, 0) {
+        return ENOSYS;
+    }
     let Some(memory) = memory_of(&mut caller) else { return EFAULT };
     let data = memory.data_mut(&mut caller);
     if put_u32(data, count, 0) && put_u32(data, size, 0) { SUCCESS } else { EFAULT }
 }
 
 fn clock_time_get(mut caller: Caller<'_, RunState>, clock: i32, _precision: i64, time: i32) -> i32 {
+    if !charge(&mut caller, 0) {
+        return ENOSYS;
+    }
     if !(0..=3).contains(&clock) {
         return EINVAL;
     }
@@ -134,7 +183,7 @@ fn clock_time_get(mut caller: Caller<'_, RunState>, clock: i32, _precision: i64,
 }
 
 fn random_get(mut caller: Caller<'_, RunState>, buf: i32, len: i32) -> i32 {
-    if !charge(&mut caller, len as u32 as usize) {
+    if !pay(&mut caller, HOST_CALL_FUEL + len as u32 as u64 * FUEL_PER_SCANNED_BYTE) {
         return ENOSYS;
     }
     let Some(memory) = memory_of(&mut caller) else { return EFAULT };
@@ -164,13 +213,16 @@ fn fill_random(out: &mut [u8]) {
 pub fn link(linker: &mut Linker<RunState>) -> wasmtime::Result<()> {
     linker.func_wrap(WASI, "fd_read", fd_read)?;
     linker.func_wrap(WASI, "fd_write", fd_write)?;
-    linker.func_wrap(WASI, "fd_close", |_: Caller<'_, RunState>, _fd: i32| -> i32 { SUCCESS })?;
-    linker.func_wrap(WASI, "fd_seek", |_: Caller<'_, RunState>, _fd: i32, _offset: i64, _whence: i32, _new: i32| -> i32 { ENOSYS })?;
+    linker.func_wrap(WASI, "fd_close", |mut c: Caller<'_, RunState>, _fd: i32| -> i32 { if charge(&mut c, 0) { SUCCESS } else { ENOSYS } })?;
+    linker.func_wrap(WASI, "fd_seek", |mut c: Caller<'_, RunState>, _fd: i32, _offset: i64, _whence: i32, _new: i32| -> i32 {
+        charge(&mut c, 0);
+        ENOSYS
+    })?;
     linker.func_wrap(WASI, "fd_fdstat_get", fd_fdstat_get)?;
     linker.func_wrap(WASI, "environ_sizes_get", empty_sizes)?;
-    linker.func_wrap(WASI, "environ_get", |_: Caller<'_, RunState>, _a: i32, _b: i32| -> i32 { SUCCESS })?;
+    linker.func_wrap(WASI, "environ_get", |mut c: Caller<'_, RunState>, _a: i32, _b: i32| -> i32 { if charge(&mut c, 0) { SUCCESS } else { ENOSYS } })?;
     linker.func_wrap(WASI, "args_sizes_get", empty_sizes)?;
-    linker.func_wrap(WASI, "args_get", |_: Caller<'_, RunState>, _a: i32, _b: i32| -> i32 { SUCCESS })?;
+    linker.func_wrap(WASI, "args_get", |mut c: Caller<'_, RunState>, _a: i32, _b: i32| -> i32 { if charge(&mut c, 0) { SUCCESS } else { ENOSYS } })?;
     linker.func_wrap(WASI, "clock_time_get", clock_time_get)?;
     linker.func_wrap(WASI, "random_get", random_get)?;
     linker.func_wrap(WASI, "proc_exit", |_: Caller<'_, RunState>, status: i32| -> Result<(), Error> { Err(Error::new(ProcExit(status))) })?;

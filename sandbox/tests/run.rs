@@ -113,8 +113,11 @@ fn an_endless_loop_runs_out_of_fuel_and_says_how_much_it_had() {
 fn a_gene_past_its_deadline_is_stopped_with_fuel_left() {
     let wat = r#"(module (memory (export "memory") 1)
       (func (export "express") (param i32 i32) (result i32) (loop $l (br $l)) (i32.const 0)))"#;
-    let r = Run { fuel: u64::MAX / 2, deadline_ms: Some(now_ms() + 200), ..Run::default() }.go(wat, "{}");
+    let started = std::time::Instant::now();
+    let r = Run { fuel: 1_000_000_000_000_000, deadline_ms: Some(now_ms() + 200), ..Run::default() }.go(wat, "{}");
     assert_eq!(r.outcome, Outcome::Timeout);
+    // Stopped at the deadline's tick, not when some fuel ran out.
+    assert!(started.elapsed().as_millis() < 2000, "{:?}", started.elapsed());
 }
 
 #[test]
@@ -373,12 +376,70 @@ fn read_context_refuses_keys_outside_memory_or_not_utf8_and_host_calls_cost_by_s
         (local.set $b (call $budget))
         (call $log (i32.const 1) (i32.const 8000) (i32.const 0))
         (local.set $c (call $budget))
-        ;; 100 per call plus 1 per 64 bytes: 200 for 6400 bytes, 100 for none (a few units of
-        ;; the gene's own instructions between the readings).
-        (if (i32.or (i64.lt_s (i64.sub (local.get $a) (local.get $b)) (i64.const 200))
-                    (i64.gt_s (i64.sub (local.get $a) (local.get $b)) (i64.const 210))) (then (return (i32.const 1300))))
-        (if (i32.or (i64.lt_s (i64.sub (local.get $b) (local.get $c)) (i64.const 100))
-                    (i64.gt_s (i64.sub (local.get $b) (local.get $c)) (i64.const 110))) (then (return (i32.const 1400))))
+        ;; 100 per call plus 1 per 64 bytes: 200 for the 6400-byte line, 100 for the empty one,
+        ;; and 100 for the remainingBudget call that reads it (and a few units of the gene's own
+        ;; instructions between the readings).
+        (if (i32.or (i64.lt_s (i64.sub (local.get $a) (local.get $b)) (i64.const 300))
+                    (i64.gt_s (i64.sub (local.get $a) (local.get $b)) (i64.const 310))) (then (return (i32.const 1300))))
+        (if (i32.or (i64.lt_s (i64.sub (local.get $b) (local.get $c)) (i64.const 200))
+                    (i64.gt_s (i64.sub (local.get $b) (local.get $c)) (i64.const 210))) (then (return (i32.const 1400))))
         (i32.const 1000)))"#;
     assert_eq!(output(&Run::default().go(wat, "{}")), r#"{"ok":0}"#);
+}
+
+#[test]
+fn a_stderr_flood_is_bounded_in_time_by_fuel_and_deadline() {
+    // Each write names 1024 buffers of 60,000 newlines: the host looks at 64 KiB of it.
+    let wat = r#"(module
+      (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
+      (memory (export "memory") 2)
+      (func (export "_start") (local $i i32)
+        (memory.fill (i32.const 8192) (i32.const 10) (i32.const 60000))
+        (loop $fill
+          (i32.store (i32.mul (local.get $i) (i32.const 8)) (i32.const 8192))
+          (i32.store (i32.add (i32.mul (local.get $i) (i32.const 8)) (i32.const 4)) (i32.const 60000))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br_if $fill (i32.lt_u (local.get $i) (i32.const 1000))))
+        (loop $l (drop (call $write (i32.const 2) (i32.const 0) (i32.const 1000) (i32.const 8100))) (br $l))))"#;
+    let started = std::time::Instant::now();
+    let run = Run { deadline_ms: Some(now_ms() + 2000), ..Run::default() };
+    let lines = run.lines.clone();
+    let r = run.go(wat, "{}");
+    assert!(started.elapsed().as_secs() < 10, "took {:?}", started.elapsed());
+    assert!(matches!(&r.outcome, Outcome::Timeout) || failure(&r).0 == "OUT_OF_FUEL", "{:?}", r.outcome);
+    let lines = lines.0.lock().unwrap();
+    assert!(lines.last().unwrap().contains("dropped"), "{:?}", lines.last());
+}
+
+#[test]
+fn too_many_iovecs_is_einval_without_reading_them() {
+    let wat = r#"(module
+      (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
+      (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+      (memory (export "memory") 1)
+      (func (export "_start") (call $exit (call $write (i32.const 1) (i32.const 0) (i32.const 1048576) (i32.const 16)))))"#;
+    // EINVAL (28) as the exit status.
+    assert_eq!(failure(&Run::default().go(wat, "{}")).0, "EXIT_28");
+}
+
+#[test]
+fn a_direct_output_past_the_bound_is_refused_without_being_copied() {
+    // 17 MiB of 'A' with no NUL in it.
+    let wat = r#"(module (memory (export "memory") 300)
+      (func (export "express") (param i32 i32) (result i32)
+        (memory.fill (i32.const 0) (i32.const 65) (i32.const 19660800)) (i32.const 0)))"#;
+    let r = Run::default().go(wat, "{}");
+    let (code, message) = failure(&r);
+    assert_eq!(code, "OUTPUT_TOO_LARGE");
+    assert!(message.contains("16 MiB"), "{message}");
+}
+
+#[test]
+fn modules_too_large_or_with_two_memories_are_refused_before_they_run() {
+    let mut big = wat::parse_str(ECHO).unwrap();
+    big.resize(33 * 1024 * 1024, 0);
+    let e = load(&big, "gene \"t\"").err().unwrap();
+    assert!(e.contains("at most 32 MiB"), "{e}");
+    let e = refused(r#"(module (memory (export "memory") 1) (memory 1) (func (export "express") (param i32 i32) (result i32) (i32.const 0)))"#);
+    assert!(e.contains("not a valid WebAssembly module"), "{e}");
 }
