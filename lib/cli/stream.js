@@ -1,0 +1,149 @@
+'use strict'
+// Output that is written as it is made, for listings that may hold hundreds of thousands of
+// lines (`agent memory list`, `agent memory log`): lines go out in chunks, the first as soon as
+// the first page is read, and tables are laid out from their first rows instead of from all of
+// them. The table helpers of format.js measure every cell grapheme by grapheme; here plain
+// ASCII (nearly every key, time and id) is measured by its length and the rest by format.js.
+
+const { displayWidth, printable, truncate } = require('./format')
+
+// Characters of one column each, one UTF-16 unit each: printable ASCII, Latin letters and
+// signs (not the soft hyphen, which takes none), and "…" (what cut text ends with).
+const ASCII = /^[\x20-\x7e\u00a0-\u00ac\u00ae-\u02ff\u2026]*$/
+
+/** Columns `text` takes on a terminal (fast for plain ASCII). */
+function width(text) {
+  return ASCII.test(text) ? text.length : displayWidth(text)
+}
+
+/** `text` cut to at most `w` columns, ending in `…` when cut. */
+function cut(text, w) {
+  if (ASCII.test(text)) return text.length <= w ? text : w <= 0 ? '' : `${text.slice(0, w - 1)}…`
+  return w <= 0 ? '' : truncate(text, w)
+}
+
+function pad(text, w, right) {
+  const fill = ' '.repeat(Math.max(0, w - width(text)))
+  return right ? fill + text : text + fill
+}
+
+/**
+ * How wide lines may be: the terminal's width when stdout is one; else `COLUMNS` when it is a
+ * positive whole number; else 80.
+ */
+function outputWidth(stream = process.stdout) {
+  if (stream.isTTY && stream.columns > 0) return stream.columns
+  const env = Number(process.env.COLUMNS)
+  return Number.isInteger(env) && env > 0 ? env : 80
+}
+
+/**
+ * Lines written in chunks through `io.out` (one call per chunk): `line(text)` keeps a line,
+ * `flush()` writes what is kept. A chunk goes out by itself once it holds `chunkLines` lines.
+ */
+function lineWriter(io, chunkLines = 2000) {
+  let kept = []
+  const flush = () => {
+    if (kept.length === 0) return
+    const text = kept.join('\n')
+    kept = []
+    io.out(text)
+  }
+  return {
+    line(text) {
+      kept.push(text)
+      if (kept.length >= chunkLines) flush()
+    },
+    flush,
+  }
+}
+
+/**
+ * A table laid out once, from its header and first rows, then rendered row by row.
+ *
+ * `columns`: `{ header, right?, min?, grow? }` in order. Every column is as wide as the widest of
+ * its header, `min` and first rows' cells (cells are made printable first). A cell may be a
+ * string, or an object `{ long, short }`: the long form is used while the lines fit, else the
+ * short one. When lines are wider than `maxWidth`, the columns with `grow` (a rank: 1 is cut
+ * first) are cut down to what is left, not below their header or 12 columns. Later rows' cells
+ * are cut to their column (with `…`), and every line, whatever its cells, is cut to `maxWidth`.
+ * A last column marked `optional` whose first rows are all empty is left out of the layout when
+ * lines would not fit with it.
+ * With `maxWidth: Infinity` nothing is cut, and longer cells of later rows push their line.
+ */
+function streamTable(columns, firstRows, maxWidth) {
+  const n = columns.length
+  const form = (cell, long) => (cell !== null && typeof cell === 'object' ? (long ? cell.long : cell.short) : cell)
+  const cells = (row, long) => row.map((c) => printable(form(c, long)))
+  const natural = (long) => {
+    const ws = columns.map((c) => Math.max(width(c.header), c.min || 0))
+    for (const r of firstRows) {
+      const cs = cells(r, long)
+      for (let i = 0; i < n; i++) ws[i] = Math.max(ws[i], width(cs[i]))
+    }
+    return ws
+  }
+  const total = (ws) => ws.reduce((a, b) => a + b, 0) + 2 * (n - 1)
+  const floorOf = (ws, i) => (columns[i].grow ? Math.min(ws[i], Math.max(width(columns[i].header), 12)) : ws[i])
+  let long = true
+  let widths = natural(true)
+  const hasForms = firstRows.some((r) => r.some((c) => c !== null && typeof c === 'object'))
+  // The long forms would squeeze a growing column below its floor: the short forms instead.
+  if (hasForms && total(widths.map((_, i) => floorOf(widths, i))) > maxWidth) {
+    long = false
+    widths = natural(false)
+  }
+  // A last column that is `optional` and empty in the first rows gives its room up (its header
+  // is left out; a later row's cell still comes at the end of its line, cut to fit).
+  let hidden = false
+  if (columns[n - 1].optional && total(widths) > maxWidth && firstRows.every((r) => cells(r, long)[n - 1] === '')) {
+    hidden = true
+    widths[n - 1] = -2
+  }
+  const order = columns.map((c, i) => [c.grow, i]).filter(([g]) => g).sort((a, b) => a[0] - b[0]).map(([, i]) => i)
+  for (const i of order) {
+    const over = total(widths) - maxWidth
+    if (over <= 0) break
+    widths[i] = Math.max(floorOf(widths, i), widths[i] - over)
+  }
+  const cutCells = maxWidth !== Infinity
+  const render = (texts) => {
+    const line = texts
+      .map((t, i) => {
+        const c = cutCells && width(t) > widths[i] ? cut(t, widths[i]) : t
+        return i === n - 1 && !columns[i].right ? c : pad(c, widths[i], columns[i].right)
+      })
+      .join('  ')
+      .trimEnd()
+    return cutCells && width(line) > maxWidth ? cut(line, maxWidth) : line
+  }
+  return {
+    header: () => render(columns.map((c, i) => (hidden && i === n - 1 ? '' : c.header))),
+    row: (row) => render(cells(row, long)),
+    widths,
+  }
+}
+
+/**
+ * A JSON array written element by element, exactly as `JSON.stringify(all, null, 2)` would
+ * print it: `item(value)` for each, then `end()`.
+ */
+function jsonArrayWriter(out) {
+  let pending = null
+  let any = false
+  return {
+    item(value) {
+      if (!any) out.line('[')
+      if (pending !== null) out.line(`${pending},`)
+      pending = `  ${JSON.stringify(value, null, 2).replace(/\n/g, '\n  ')}`
+      any = true
+    },
+    end() {
+      if (pending !== null) out.line(pending)
+      out.line(any ? ']' : '[]')
+      out.flush()
+    },
+  }
+}
+
+module.exports = { width, cut, outputWidth, lineWriter, streamTable, jsonArrayWriter }
