@@ -117,9 +117,26 @@ function streamTable(columns, firstRows, maxWidth) {
       .trimEnd()
     return cutCells && width(line) > maxWidth ? cut(line, maxWidth) : line
   }
+  /** Whether `row` shows whole: no cell is cut. */
+  const fits = (row) => {
+    if (!cutCells) return true
+    const texts = cells(row, long)
+    let at = 0
+    for (let i = 0; i < n - 1; i++) {
+      if (width(texts[i]) > widths[i]) return false
+      at += widths[i] + 2
+    }
+    return texts[n - 1] === '' || at + width(texts[n - 1]) <= maxWidth
+  }
   return {
     header: () => render(columns.map((c, i) => (hidden && i === n - 1 ? '' : c.header))),
     row: (row) => render(cells(row, long)),
+    /** A line of its own under a row, indented by 4, for text that did not fit in it. */
+    continuation: (text) => {
+      const t = `    ${printable(text)}`
+      return cutCells && width(t) > maxWidth ? cut(t, maxWidth) : t
+    },
+    fits,
     widths,
   }
 }

@@ -214,30 +214,32 @@ const log = {
   summary: "show the audit trail of an agent's memory",
   usage: 'rotifer agent memory log <agent> [--since <time>] [--action <a>] [--key-prefix <p>] [--limit <n>] [--follow] [--summary [--by hour|day]] [--wide] [--json]',
   description: [
-    "Shows the agent's lines of .rotifer/audit.jsonl, oldest first, newest last: time (UTC), action,",
-    'actor (a gene, shortened, with its name when it is in genes/ and there is room; "deployer";',
-    'or - for expiry and eviction), key, category, size, and for denials, quota rejections,',
-    'restores and drops what happened. Lines fit the terminal (80 columns when stdout is not a',
-    'terminal, or $COLUMNS): keys and details are cut with "…" (--wide: nothing is cut, times',
-    'as written). Lines are read and printed a page at a time; columns are as wide as the first',
-    'page needs. Lines that are not whole audit lines are skipped, and their number is reported',
-    'on stderr. The rotated files (audit.<n>.jsonl, the highest n oldest; see "audit" in',
-    'rotifer.json) are read too.',
+    "Shows the agent's lines of .rotifer/audit.jsonl, oldest first, newest last: time (UTC),",
+    'action, actor (a gene, shortened, with its name when it is in genes/ and there is room;',
+    '"deployer"; or - for expiry and eviction), key, category, size, and for denials, quota',
+    'rejections, restores and drops what happened. The rotated files (audit.<n>.jsonl, the',
+    'highest n oldest; see "audit" in rotifer.json) are read too. Lines that are not whole audit',
+    'lines are skipped, and their number is reported on stderr.',
+    'Lines fit the terminal (80 columns when stdout is not a terminal, or $COLUMNS): keys are cut',
+    'with "…", and a detail that does not fit goes on the next line, indented (--wide: one line',
+    'each, nothing cut, times as written). Lines are read and printed a page at a time; columns',
+    'are as wide as the first page needs.',
     'A change written ahead whose transaction did not commit (the disk filled, the process was',
     'killed) says "not committed" in its detail, and has "committed": false with --json.',
-    'Any reader of the files can tell by itself: a change line of agent A with "tx": S committed iff',
-    "S <= A's last_seq (the agent row of its database) and no later line of A has \"tx\": S and",
-    '"txLine": 1 (a later attempt at S, made after this one failed). Lines without "tx" (denials,',
-    'quota rejections) changed nothing and count as committed; an agent without a database is',
-    'judged by its lines alone (the last attempt at each S counts as committed).',
-    '--action takes an action with or without its "memory." prefix. With --key-prefix, a refusal whose key was cut to 64 bytes is shown if it may match, and',
-    'summary lines (refusals counted without their keys) are always shown.',
-    '--limit <n> shows the last <n> matching lines. --follow then keeps printing new lines as they',
-    'are appended, across rotations, until interrupted (Ctrl-C; exit code 130); with --json it',
-    'prints one JSON object per line (JSON Lines) instead of an array.',
+    'Any reader of the files can tell by itself: a change line of agent A with "tx": S committed',
+    "iff S <= A's last_seq (the agent row of its database) and no later line of A has \"tx\": S",
+    'and "txLine": 1 (a later attempt at S, made after this one failed). Lines without "tx"',
+    '(denials, quota rejections) changed nothing and count as committed; an agent without a',
+    'database is judged by its lines alone (the last attempt at each S counts as committed).',
+    '--action takes an action with or without its "memory." prefix. With --key-prefix, a refusal',
+    'whose key was cut to 64 bytes is shown if it may match, and summary lines (refusals counted',
+    'without their keys) are always shown.',
+    '--limit <n> shows the last <n> matching lines. --follow then keeps printing new lines as',
+    'they are appended, across rotations, until interrupted (Ctrl-C; exit code 130); with --json',
+    'it prints one JSON object per line (JSON Lines) instead of an array.',
     '--summary counts the matching lines per action and per hour (per day when they span more',
     'than two days, or as --by says): on a terminal as one strip per action, one column per',
-    'period; otherwise as plain lines "<period> <action> <lines>"; with --json as an object.',
+    'period; otherwise as plain lines "<period>  <action>  <lines>"; with --json as an object.',
     'A refusal summary line counts as the refusals it stands for; uncommitted lines count apart.',
   ],
   positionals: ['agent'],
@@ -340,7 +342,18 @@ const log = {
         )
         out.line(color ? bold(table.header()) : table.header())
       }
-      for (const l of lines) out.line(table.row(cellsOf(l, names, wide)))
+      for (const l of lines) {
+        const cells = cellsOf(l, names, wide)
+        const detail = cells[cells.length - 1]
+        if (detail === '' || table.fits(cells)) {
+          out.line(table.row(cells))
+        } else {
+          // A detail that does not fit goes whole on a line of its own, indented (cut to the width).
+          cells[cells.length - 1] = ''
+          out.line(table.row(cells))
+          out.line(table.continuation(detail))
+        }
+      }
     }
     let any = false
     if (options.json && !follow) {
