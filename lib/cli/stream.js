@@ -65,10 +65,11 @@ function lineWriter(io, chunkLines = 2000) {
  * its header, `min` and first rows' cells (cells are made printable first). A cell may be a
  * string, or an object `{ long, short }`: the long form is used while the lines fit, else the
  * short one. When lines are wider than `maxWidth`, the columns with `grow` (a rank: 1 is cut
- * first) are cut down to what is left, not below their header or 12 columns. Later rows' cells
+ * first) are cut down to what is left, not below their header or 12 columns, then if need be
+ * not below their header or 5. Later rows' cells
  * are cut to their column (with `…`), and every line, whatever its cells, is cut to `maxWidth`.
- * A last column marked `optional` whose first rows are all empty is left out of the layout when
- * lines would not fit with it.
+ * A last column marked `optional` is left out of the layout when lines would not fit with it
+ * whole; `fits(row)` tells whether a row shows whole (its cell can then go on a line of its own).
  * With `maxWidth: Infinity` nothing is cut, and longer cells of later rows push their line.
  */
 function streamTable(columns, firstRows, maxWidth) {
@@ -93,18 +94,21 @@ function streamTable(columns, firstRows, maxWidth) {
     long = false
     widths = natural(false)
   }
-  // A last column that is `optional` and empty in the first rows gives its room up (its header
-  // is left out; a later row's cell still comes at the end of its line, cut to fit).
+  // A last column that is `optional` gives its room up when the lines do not fit with it whole
+  // (its header is left out; `fits` then says no for a row with something in it).
   let hidden = false
-  if (columns[n - 1].optional && total(widths) > maxWidth && firstRows.every((r) => cells(r, long)[n - 1] === '')) {
+  if (columns[n - 1].optional && total(widths) > maxWidth) {
     hidden = true
     widths[n - 1] = -2
   }
   const order = columns.map((c, i) => [c.grow, i]).filter(([g]) => g).sort((a, b) => a[0] - b[0]).map(([, i]) => i)
-  for (const i of order) {
-    const over = total(widths) - maxWidth
-    if (over <= 0) break
-    widths[i] = Math.max(floorOf(widths, i), widths[i] - over)
+  // First down to 12 columns (or the header), then, if that is not enough, to 5 (or the header).
+  for (const floor of [floorOf, (ws, i) => Math.min(ws[i], Math.max(width(columns[i].header), 5))]) {
+    for (const i of order) {
+      const over = total(widths) - maxWidth
+      if (over <= 0) break
+      widths[i] = Math.max(floor(widths, i), widths[i] - over)
+    }
   }
   const cutCells = maxWidth !== Infinity
   const render = (texts) => {
@@ -126,7 +130,7 @@ function streamTable(columns, firstRows, maxWidth) {
       if (width(texts[i]) > widths[i]) return false
       at += widths[i] + 2
     }
-    return texts[n - 1] === '' || at + width(texts[n - 1]) <= maxWidth
+    return texts[n - 1] === '' || (!hidden && at + width(texts[n - 1]) <= maxWidth)
   }
   return {
     header: () => render(columns.map((c, i) => (hidden && i === n - 1 ? '' : c.header))),

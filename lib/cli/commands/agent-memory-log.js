@@ -334,7 +334,7 @@ const log = {
         const longest = Math.max(0, ...Object.keys(reader.actions).map((a) => a.replace(/^memory\./, '').length))
         table = streamTable(
           [
-            { header: 'TIME' }, { header: 'ACTION', min: longest }, { header: 'ACTOR' }, { header: 'KEY', grow: 2 },
+            { header: 'TIME' }, { header: 'ACTION', min: longest }, { header: 'ACTOR', grow: 3 }, { header: 'KEY', grow: 2 },
             { header: 'CATEGORY' }, { header: 'SIZE', right: true }, { header: 'DETAIL', grow: 1, optional: true },
           ],
           lines.map((l) => cellsOf(l, names, wide)),

@@ -9,7 +9,7 @@ const { UsageError } = require('../errors')
 const { findAgent, ensureAgentMemory } = require('../agents')
 const { geneNamesById } = require('../project')
 const { formatQuota, formatSize, printable, truncate, useColor, bold } = require('../format')
-const { lineWriter, jsonArrayWriter, streamTable, outputWidth } = require('../stream')
+const { lineWriter, jsonArrayWriter, streamTable, outputWidth, width } = require('../stream')
 
 const list = {
   name: 'agent memory list',
@@ -73,13 +73,17 @@ const list = {
     const scope = (options.category ? ` in ${options.category}` : '') + prefix
     const quota = totals.quota > 0 ? ` of ${formatQuota(totals.quota, { exact: false })} quota` : ''
     const part = totals.entries > limit ? `; the first ${limit} by key` : ''
-    out.line(`Agent "${agent.name}" (${agent.id}): ${count(totals.entries)}${scope}, ${formatBytesExact(totals.bytes)}${quota}${part}`)
+    const head = `Agent "${agent.name}" (${agent.id})`
+    const figures = `${count(totals.entries)}${scope}, ${formatBytesExact(totals.bytes)}${quota}${part}`
+    // One line if it fits, else the figures on a line of their own.
+    const wide = options.wide === true
+    if (wide || width(`${head}: ${figures}`) <= outputWidth(process.stdout)) out.line(`${head}: ${figures}`)
+    else out.line(`${head}\n${figures}`)
     if (first.length === 0) {
       out.flush()
       return 0
     }
     out.line('')
-    const wide = options.wide === true
     const cells = entryCells(names, wide)
     const color = useColor(process.stdout)
     const t = streamTable(
