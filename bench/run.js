@@ -25,6 +25,7 @@ const R = require('./rows')
 const charts = require('./charts')
 const { geneSection } = require('./gene-start')
 const { beforeSection } = require('./before')
+const { cliSection } = require('./cli-scale')
 
 const MiB = 1024 * 1024
 const BIG_QUOTA = 1024 * MiB
@@ -60,7 +61,7 @@ const QUICK = {
   memory: { runs: 1, entries: 64, valueBytes: 65_000 },
 }
 
-const SECTIONS = ['main', 'evict', 'open', 'growth', 'wal', 'concurrency', 'memory', 'gene', 'before']
+const SECTIONS = ['main', 'evict', 'open', 'growth', 'wal', 'concurrency', 'memory', 'gene', 'cli', 'before']
 
 function parseArgs(argv) {
   const o = { quick: false, out: null, only: SECTIONS, clock: 'wall', charts: undefined, before: null }
@@ -660,7 +661,15 @@ function report(out) {
     `Ratios are ours ÷ the lean hand-rolled store ("lean"); "ratio vs copy": ours ÷ the store that copies our schema.\n` +
     `Times and ratios on ${out.clock === 'cpu' ? 'CPU' : 'wall'} time; "ratio (${other})": the same ratio on ${other === 'cpu' ? 'CPU' : 'wall'} time.\n\n`
   text += table(['operation', 'ours', 'lean', 'ratio', `ratio (${other})`, 'schema copy', 'ratio vs copy', 'target', 'verdict'], lines) + '\n'
-  for (const r of out.rows.filter((x) => x.baselineIs)) text += `\n${r.label}: the "lean" column holds ${r.baselineIs}.\n`
+  // One note per row, or per group of rows that share one (`noteGroup`).
+  const noted = new Set()
+  for (const r of out.rows.filter((x) => x.baselineIs || x.copyIs)) {
+    const name = r.noteGroup || r.label
+    if (noted.has(name)) continue
+    noted.add(name)
+    const parts = [r.baselineIs && `the "lean" column holds ${r.baselineIs}`, r.copyIs && `the "schema copy" column holds ${r.copyIs}`].filter(Boolean)
+    text += `\n${name}: ${parts.join('; ')}.\n`
+  }
   if (out.growth) {
     const g = []
     for (const p of out.growth) {
@@ -752,6 +761,7 @@ async function main() {
     if (opts.only.includes('concurrency')) await concurrencySection(cfg, tmp, out)
     if (opts.only.includes('memory')) await memorySection(cfg, tmp, out)
     if (opts.only.includes('gene')) geneSection(cfg, tmp, out, progress)
+    if (opts.only.includes('cli')) await cliSection(cfg, tmp, out, progress)
     if (opts.only.includes('before') && opts.before) await beforeSection(cfg, tmp, out, opts.before, progress, timeRow)
   } finally {
     cleanup()

@@ -182,7 +182,7 @@ function create(native) {
   // R-AUD-6/7: every audit file, oldest first, each line judged committed or not by the core.
   const readAgentAuditLog = (options) => call(() => JSON.parse(native.readAgentAuditLog(options)))
   // The deployer's listing and the audit log a page at a time (the CLI streams them).
-  const listAgentMemoryPage = (options) => call(() => native.listAgentMemoryPage(options, clockOf(options)?.()))
+  const listAgentMemoryPage = (options) => call(() => JSON.parse(native.listAgentMemoryPage(options, clockOf(options)?.())))
   const openAgentAuditLog = (options) => call(() => {
     const reader = new native.NativeAuditLogReader(options)
     return {

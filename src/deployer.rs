@@ -198,9 +198,10 @@ fn flag_option(name: &str, v: Option<&Arg>) -> CoreResult<bool> {
 }
 
 /// `listAgentMemoryPage({ agentId, root?, category?, keyPrefix?, after?, limit?, totals? }, now)`:
-/// `{ entries, more, totals: { entries, bytes, quota } | null }` (`inspect::list_agent_memory_page`).
+/// the text of `{ entries, more, totals: { entries, bytes, quota } | null }`
+/// (`inspect::list_agent_memory_page`), which `index.js` parses: faster than objects built here.
 #[napi]
-pub fn list_agent_memory_page(env: Env, options: JsAny, now: JsAny) -> Result<JsOut, String> {
+pub fn list_agent_memory_page(options: JsAny, now: JsAny) -> Result<String, String> {
     guard(|| {
         let arg = options.to_arg()?;
         let o = AgentOptions::parse("options", &arg, &["agentId", "root", "category", "keyPrefix", "after", "limit", "totals", "now"])?;
@@ -214,17 +215,7 @@ pub fn list_agent_memory_page(env: Env, options: JsAny, now: JsAny) -> Result<Js
         let limit = count_option("limit", o.get("limit"), 1, inspect::MAX_PAGE, 1000)?;
         let totals = flag_option("totals", o.get("totals"))?;
         let page = inspect::list_agent_memory_page(&o.layout, &o.agent_id, category, prefix.as_deref(), after, limit, totals, crate::call_time(&now)?)?;
-        let b = Builder::new(env.raw());
-        let items = page.entries.iter().map(|l| b.listing(l)).collect::<CoreResult<Vec<_>>>()?;
-        let totals = match page.totals {
-            Some(t) => b.object(&[
-                (c"entries", b.number(t.entries as f64)?),
-                (c"bytes", b.number(t.bytes as f64)?),
-                (c"quota", b.number(t.quota as f64)?),
-            ])?,
-            None => b.null()?,
-        };
-        Ok(JsOut(b.object(&[(c"entries", b.array(&items)?), (c"more", b.boolean(page.more)?), (c"totals", totals)])?))
+        Ok(page.to_json())
     })
 }
 

@@ -139,6 +139,41 @@ pub struct ListPage {
 /// The most entries one page holds.
 pub const MAX_PAGE: u32 = 100_000;
 
+impl ListPage {
+    /// The page as JSON text, `{"entries":[{"key","category","size","createdBy","updatedAt"}…],
+    /// "more":bool,"totals":{"entries","bytes","quota"}|null}`, the fields of the listing
+    /// (`updatedAt` in RFC 3339): what a JavaScript caller turns into objects fastest.
+    pub fn to_json(&self) -> String {
+        let mut out = String::with_capacity(64 + self.entries.len() * 160);
+        out.push_str("{\"entries\":[");
+        for (i, l) in self.entries.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str("{\"key\":");
+            out.push_str(&serde_json::to_string(&l.key).unwrap_or_else(|_| "\"\"".into()));
+            out.push_str(",\"category\":\"");
+            out.push_str(l.category.as_str());
+            out.push_str("\",\"size\":");
+            out.push_str(&l.size.to_string());
+            out.push_str(",\"createdBy\":");
+            out.push_str(&serde_json::to_string(&l.created_by).unwrap_or_else(|_| "\"\"".into()));
+            out.push_str(",\"updatedAt\":\"");
+            out.push_str(&crate::time::format_ms(l.updated_at));
+            out.push_str("\"}");
+        }
+        out.push_str("],\"more\":");
+        out.push_str(if self.more { "true" } else { "false" });
+        out.push_str(",\"totals\":");
+        match self.totals {
+            Some(t) => out.push_str(&format!("{{\"entries\":{},\"bytes\":{},\"quota\":{}}}", t.entries, t.bytes, t.quota)),
+            None => out.push_str("null"),
+        }
+        out.push('}');
+        out
+    }
+}
+
 /// `list_agent_memory_matching` one page at a time: the live entries of the agent whose key
 /// starts with `key_prefix` (a plain byte prefix) and, if given, of `category`, by key, the first
 /// `limit` (1 to `MAX_PAGE`) after the key `after` (the last key of the page before). With
@@ -317,9 +352,22 @@ mod tests {
                 assert_eq!(totals, ListTotals { entries: expected.len() as u64, bytes: expected.iter().map(|e| e.size).sum(), quota: 1 << 20 });
             }
         }
-        // The page's fields are the listing's.
-        let p = list_agent_memory_page(&l, "a", None, None, None, 100, false, T0).unwrap();
+        // The page's fields are the listing's, and its JSON text says the same.
+        let p = list_agent_memory_page(&l, "a", None, None, None, 100, true, T0).unwrap();
         assert_eq!(p.entries, whole(None, None));
+        let v: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
+        assert_eq!(v["more"], false);
+        assert_eq!(v["totals"]["entries"], 9);
+        assert_eq!(v["totals"]["quota"], 1 << 20);
+        let e = &v["entries"].as_array().unwrap();
+        assert_eq!(e.len(), 9);
+        for (j, l) in p.entries.iter().enumerate() {
+            assert_eq!(e[j]["key"], l.key.as_str());
+            assert_eq!(e[j]["category"], l.category.as_str());
+            assert_eq!(e[j]["size"], l.size);
+            assert_eq!(e[j]["createdBy"], l.created_by.as_str());
+            assert_eq!(e[j]["updatedAt"], crate::time::format_ms(l.updated_at).as_str());
+        }
         // An `after` before the prefix's range starts it at its beginning.
         let p = list_agent_memory_page(&l, "a", None, Some("b/"), Some("a"), 100, false, T0).unwrap();
         assert_eq!(p.entries.first().map(|e| e.key.as_str()), Some("b/"));

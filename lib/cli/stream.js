@@ -22,9 +22,10 @@ function cut(text, w) {
   return w <= 0 ? '' : truncate(text, w)
 }
 
-function pad(text, w, right) {
-  const fill = ' '.repeat(Math.max(0, w - width(text)))
-  return right ? fill + text : text + fill
+/** `text` safe to print (format.js `printable`), with plain text passed through as it is. */
+function safe(text) {
+  const s = String(text)
+  return ASCII.test(s) ? s : printable(s)
 }
 
 /**
@@ -75,7 +76,7 @@ function lineWriter(io, chunkLines = 2000) {
 function streamTable(columns, firstRows, maxWidth) {
   const n = columns.length
   const form = (cell, long) => (cell !== null && typeof cell === 'object' ? (long ? cell.long : cell.short) : cell)
-  const cells = (row, long) => row.map((c) => printable(form(c, long)))
+  const cells = (row, long) => row.map((c) => safe(form(c, long)))
   const natural = (long) => {
     const ws = columns.map((c) => Math.max(width(c.header), c.min || 0))
     for (const r of firstRows) {
@@ -112,14 +113,27 @@ function streamTable(columns, firstRows, maxWidth) {
   }
   const cutCells = maxWidth !== Infinity
   const render = (texts) => {
-    const line = texts
-      .map((t, i) => {
-        const c = cutCells && width(t) > widths[i] ? cut(t, widths[i]) : t
-        return i === n - 1 && !columns[i].right ? c : pad(c, widths[i], columns[i].right)
-      })
-      .join('  ')
-      .trimEnd()
-    return cutCells && width(line) > maxWidth ? cut(line, maxWidth) : line
+    // Each cell measured once; the line's width is the sum of what was put in it.
+    let line = ''
+    let w = 0
+    for (let i = 0; i < n; i++) {
+      let t = texts[i]
+      let tw = width(t)
+      if (cutCells && tw > widths[i] && i < n - 1) {
+        t = cut(t, widths[i])
+        tw = width(t)
+      }
+      if (i > 0) {
+        line += '  '
+        w += 2
+      }
+      const fill = i === n - 1 && !columns[i].right ? 0 : Math.max(0, widths[i] - tw)
+      line += columns[i].right ? ' '.repeat(fill) + t : fill > 0 && i < n - 1 ? t + ' '.repeat(fill) : t
+      w += tw + (i < n - 1 || columns[i].right ? fill : 0)
+    }
+    const trimmed = line.trimEnd()
+    w -= line.length - trimmed.length
+    return cutCells && w > maxWidth ? cut(trimmed, maxWidth) : trimmed
   }
   /** Whether `row` shows whole: no cell is cut. */
   const fits = (row) => {
