@@ -145,15 +145,18 @@ describe('agent memory log at scale', () => {
     const r = rotifer(root, 'agent', 'memory', 'log', 'big', '--summary')
     assert.equal(r.status, 0, r.stderr)
     const lines = r.stdout.trimEnd().split('\n')
-    assert.match(lines[0], new RegExp(`^Audit lines of agent "big" \\(${agent.id}\\): 32 from \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d to .* UTC$`))
-    assert.match(lines[2], /^HOUR \(UTC\) +ACTION +LINES$/)
+    // At 80 columns the figures go on a line of their own.
+    assert.equal(lines[0], `Audit lines of agent "big" (${agent.id})`)
+    assert.match(lines[1], /^32 from \d{4}-\d\d-\d\d \d\d:\d\d:\d\d to \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/)
+    assert.match(lines[3], /^HOUR \(UTC\) +ACTION +LINES$/)
     // Per hour and action, as the lines themselves count (the writes may straddle an hour).
     const expected = new Map()
     for (const l of log) {
       const k = `${hour(l.ts)}|${l.action.slice('memory.'.length)}`
       expected.set(k, (expected.get(k) || 0) + 1)
     }
-    const got = new Map(lines.slice(3).map((l) => l.split(/ {2,}/)).map(([p, a, n]) => [`${p}|${a}`, Number(n)]))
+    for (const l of lines) assert.ok(columns(l) <= 80, l)
+    const got = new Map(lines.slice(4).map((l) => l.split(/ {2,}/)).map(([p, a, n]) => [`${p}|${a}`, Number(n)]))
     assert.deepEqual(got, expected)
     const s = json(rotifer(root, 'agent', 'memory', 'log', 'big', '--summary', '--by', 'day', '--json'))
     assert.equal(s.by, 'day')

@@ -10,7 +10,7 @@
 // with every target, its ratio and whether it is met, writes the results as JSON
 // (bench/results.json; bench/results-quick.json with --quick) and draws SVG charts from them
 // (into docs/ after a full run; with --quick only where --charts says). Sections: main, evict,
-// open, growth, wal, concurrency, memory, gene (bench/gene-start.js), and with --before DIR (a
+// open, growth, wal, concurrency, memory, gene (bench/gene-start.js), cli (bench/cli-scale.js), and with --before DIR (a
 // built checkout of an earlier version) before (bench/before.js). Exits 0 whether targets
 // are met or not; non-zero only if the benchmark itself failed.
 

@@ -9,7 +9,7 @@ const { UsageError } = require('../errors')
 const { findAgent } = require('../agents')
 const { geneNamesById } = require('../project')
 const { formatSize, truncate, useColor, bold } = require('../format')
-const { lineWriter, jsonArrayWriter, streamTable, outputWidth } = require('../stream')
+const { lineWriter, jsonArrayWriter, streamTable, outputWidth, width } = require('../stream')
 const { parseLimit } = require('./agent-memory')
 
 // Refusal lines keep at most this many bytes of a key, then "…" (core/src/audit.rs
@@ -314,9 +314,13 @@ const log = {
         io.out(JSON.stringify(summaryJson(t, agent), null, 2))
         return 0
       }
-      const head = `Audit lines of agent "${agent.name}" (${agent.id})${filtered ? ' that match' : ''}: ${all.length} from ${timeText(all[0].ts)} to ${timeText(all[all.length - 1].ts)} UTC`
-      const body = process.stdout.isTTY ? strips(t, outputWidth(process.stdout)) : plainSummary(t)
-      io.out([head, '', ...body].join('\n'))
+      const head = `Audit lines of agent "${agent.name}" (${agent.id})${filtered ? ' that match' : ''}`
+      const figures = `${all.length} from ${timeText(all[0].ts)} to ${timeText(all[all.length - 1].ts)} UTC`
+      const w = outputWidth(process.stdout)
+      // One line if it fits, else the figures on a line of their own.
+      const top = width(`${head}: ${figures}`) <= w ? [`${head}: ${figures}`] : [head, figures]
+      const body = process.stdout.isTTY ? strips(t, w) : plainSummary(t)
+      io.out([...top, '', ...body].join('\n'))
       return 0
     }
 
