@@ -59,6 +59,23 @@ describe('agent memory list at scale', () => {
     assert.ok(wide.includes(GENE), 'the whole gene id')
   })
 
+  test('a later size or action wider than the first page\'s is shown whole, the line still fitting', (t) => {
+    const root = makeProject(t)
+    addGene(root, 'probe', { 'index.js': PROBE })
+    const agent = createAgent(root, 'big', ['probe'], '--memory-quota=64MB')
+    const m = new memory.GeneMemoryAccess({ agentId: agent.id, root, geneId: GENE, domain: 'test.probe' })
+    for (let i = 0; i < 250; i++) m.writeMemory(`k${String(i).padStart(3, '0')}`, Buffer.from('v'), 'CACHE')
+    m.writeMemory('zz', Buffer.alloc(1024 * 1024), 'CACHE')
+    m.deleteMemory('k000')
+    const list = rotifer(root, 'agent', 'memory', 'list', 'big').stdout.trimEnd().split('\n')
+    assert.match(list[4], /^k001 +CACHE +5 B +v2:/)
+    assert.match(list.at(-1), /^zz +CACHE +1\.0 MB +v2:bbbbbbbb… +\d{4}-/)
+    const log = rotifer(root, 'agent', 'memory', 'log', 'big', '--limit', '202').stdout.trimEnd().split('\n')
+    assert.match(log.at(-2), / create +v2:bbbbbbbb… +zz +CACHE +1\.0 MB$/)
+    assert.match(log.at(-1), / delete +v2:bbbbbbbb… +k000 +CACHE +5 B$/)
+    for (const l of [...list, ...log]) assert.ok(columns(l) <= 80, l)
+  })
+
   test('--limit shows the first <n> by key and says so; the totals stay those of every entry', (t) => {
     const { root, agent } = bigAgent(t, 230)
     const expected = memory.listAgentMemory({ agentId: agent.id, root })

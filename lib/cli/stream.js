@@ -67,8 +67,9 @@ function lineWriter(io, chunkLines = 2000) {
  * string, or an object `{ long, short }`: the long form is used while the lines fit, else the
  * short one. When lines are wider than `maxWidth`, the columns with `grow` (a rank: 1 is cut
  * first) are cut down to what is left, not below their header or 12 columns, then if need be
- * not below their header or 5. Later rows' cells
- * are cut to their column (with `…`), and every line, whatever its cells, is cut to `maxWidth`.
+ * not below their header or 5. Later rows' cells are cut to their column (with `…`) in the
+ * columns with `grow`; in the others (sizes, actions: short, never cut) a wider cell pushes what
+ * follows, as little as the padding allows. Every line, whatever its cells, is cut to `maxWidth`.
  * A last column marked `optional` is left out of the layout when lines would not fit with it
  * whole; `fits(row)` tells whether a row shows whole (its cell can then go on a line of its own).
  * With `maxWidth: Infinity` nothing is cut, and longer cells of later rows push their line.
@@ -114,12 +115,15 @@ function streamTable(columns, firstRows, maxWidth) {
   const cutCells = maxWidth !== Infinity
   const render = (texts) => {
     // Each cell measured once; the line's width is the sum of what was put in it.
+    // A cell wider than its column is cut if its column may be (`grow`), else it pushes what
+    // follows, which takes the overflow back from its padding where it can (`debt`).
     let line = ''
     let w = 0
+    let debt = 0
     for (let i = 0; i < n; i++) {
       let t = texts[i]
       let tw = width(t)
-      if (cutCells && tw > widths[i] && i < n - 1) {
+      if (cutCells && tw > widths[i] && i < n - 1 && columns[i].grow) {
         t = cut(t, widths[i])
         tw = width(t)
       }
@@ -127,9 +131,17 @@ function streamTable(columns, firstRows, maxWidth) {
         line += '  '
         w += 2
       }
-      const fill = i === n - 1 && !columns[i].right ? 0 : Math.max(0, widths[i] - tw)
+      let fill = i === n - 1 && !columns[i].right ? 0 : widths[i] - tw
+      if (fill < 0) {
+        debt -= fill
+        fill = 0
+      } else {
+        const back = Math.min(fill, debt)
+        fill -= back
+        debt -= back
+      }
       line += columns[i].right ? ' '.repeat(fill) + t : fill > 0 && i < n - 1 ? t + ' '.repeat(fill) : t
-      w += tw + (i < n - 1 || columns[i].right ? fill : 0)
+      w += tw + fill
     }
     const trimmed = line.trimEnd()
     w -= line.length - trimmed.length
