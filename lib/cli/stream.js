@@ -64,8 +64,8 @@ function lineWriter(io, chunkLines = 2000) {
  *
  * `columns`: `{ header, right?, min?, grow? }` in order. Every column is as wide as the widest of
  * its header, `min` and first rows' cells (cells are made printable first). A cell may be a
- * string, or an object `{ long, short }`: the long form is used while the lines fit, else the
- * short one. When lines are wider than `maxWidth`, the columns with `grow` (a rank: 1 is cut
+ * string, or an object `{ long, short }`: the long forms are used when the first rows fit whole
+ * with them, else the short ones. When lines are wider than `maxWidth`, the columns with `grow` (a rank: 1 is cut
  * first) are cut down to what is left, not below their header or 12 columns, then if need be
  * not below their header or 5. Later rows' cells are cut to their column (with `…`) in the
  * columns with `grow`; in the others (sizes, actions: short, never cut) a wider cell pushes what
@@ -91,18 +91,23 @@ function streamTable(columns, firstRows, maxWidth) {
   let long = true
   let widths = natural(true)
   const hasForms = firstRows.some((r) => r.some((c) => c !== null && typeof c === 'object'))
-  // The long forms would squeeze a growing column below its floor: the short forms instead.
-  if (hasForms && total(widths.map((_, i) => floorOf(widths, i))) > maxWidth) {
-    long = false
-    widths = natural(false)
-  }
   // A last column that is `optional` gives its room up when the lines do not fit with it whole
-  // (its header is left out; `fits` then says no for a row with something in it).
+  // (its header is left out; `fits` then says no for a row with something in it): first if it
+  // is empty in the first rows, else only once the short forms are not enough.
   let hidden = false
-  if (columns[n - 1].optional && total(widths) > maxWidth) {
+  const hide = () => {
     hidden = true
     widths[n - 1] = -2
   }
+  const optional = columns[n - 1].optional
+  if (optional && total(widths) > maxWidth && firstRows.every((r) => cells(r, true)[n - 1] === '')) hide()
+  // The long forms only when the first rows fit whole with them.
+  if (hasForms && total(widths) > maxWidth) {
+    long = false
+    widths = natural(false)
+    if (hidden) widths[n - 1] = -2
+  }
+  if (optional && !hidden && total(widths) > maxWidth) hide()
   const order = columns.map((c, i) => [c.grow, i]).filter(([g]) => g).sort((a, b) => a[0] - b[0]).map(([, i]) => i)
   // First down to 12 columns (or the header), then, if that is not enough, to 5 (or the header).
   for (const floor of [floorOf, (ws, i) => Math.min(ws[i], Math.max(width(columns[i].header), 5))]) {

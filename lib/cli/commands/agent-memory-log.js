@@ -1,7 +1,8 @@
 'use strict'
 // `rotifer agent memory log`: the agent's lines of .rotifer/audit.jsonl and its rotated files
-// (audit.<n>.jsonl), oldest first, each judged committed or not by the core (readAgentAuditLog,
-// R-AUD-6/7); this file only filters and renders. A line that is not a whole audit line (a crash
+// (audit.<n>.jsonl), oldest first, each judged committed or not by the core, read a page at a
+// time and followed with openAgentAuditLog (R-AUD-6/7); this file only filters, counts and
+// renders, printing each page as it comes. A line that is not a whole audit line (a crash
 // cut it short, someone edited the file) is skipped and counted, never fatal.
 
 const memory = require('../../../index.js')
@@ -108,28 +109,54 @@ const HOUR = 3_600_000
 const DAY = 24 * HOUR
 const LEVELS = '▁▂▃▄▅▆▇█'
 
-/** Counts of the lines by period (`by`: 'hour' or 'day', UTC) and action; uncommitted apart. */
-function tally(lines, by) {
-  const step = by === 'day' ? DAY : HOUR
-  const actions = new Map() // action → Map(period start → lines)
-  let first = Infinity
-  let last = -Infinity
-  for (const l of lines) {
-    const ms = Date.parse(l.ts)
-    if (Number.isNaN(ms)) continue
-    const at = Math.floor(ms / step) * step
-    first = Math.min(first, at)
-    last = Math.max(last, at)
-    const name = l.committed === false ? 'not committed' : String(l.action).replace(/^memory\./, '')
-    if (!actions.has(name)) actions.set(name, new Map())
-    const per = actions.get(name)
-    // A summary line stands for `count` refusals.
-    per.set(at, (per.get(at) || 0) + (Number.isSafeInteger(l.count) && l.count > 0 ? l.count : 1))
+/**
+ * Counts of lines by hour (UTC) and action, uncommitted apart, kept as the lines go by (`add`);
+ * `by(period)` gives them per 'hour' or 'day'.
+ */
+function tally() {
+  const hours = new Map() // action → Map(hour start → lines)
+  let lines = 0
+  let firstTs = null
+  let lastTs = null
+  return {
+    add(l) {
+      const ms = Date.parse(l.ts)
+      if (Number.isNaN(ms)) return
+      lines++
+      firstTs ??= l.ts
+      lastTs = l.ts
+      const at = Math.floor(ms / HOUR) * HOUR
+      const name = l.committed === false ? 'not committed' : String(l.action).replace(/^memory\./, '')
+      if (!hours.has(name)) hours.set(name, new Map())
+      const per = hours.get(name)
+      // A summary line stands for `count` refusals.
+      per.set(at, (per.get(at) || 0) + (Number.isSafeInteger(l.count) && l.count > 0 ? l.count : 1))
+    },
+    get lines() { return lines },
+    get span() { return lines === 0 ? 0 : Date.parse(lastTs) - Date.parse(firstTs) },
+    get firstTs() { return firstTs },
+    get lastTs() { return lastTs },
+    by(period) {
+      const step = period === 'day' ? DAY : HOUR
+      const actions = new Map()
+      let first = Infinity
+      let last = -Infinity
+      for (const [name, per] of hours) {
+        const into = new Map()
+        for (const [hour, n] of per) {
+          const at = Math.floor(hour / step) * step
+          into.set(at, (into.get(at) || 0) + n)
+          first = Math.min(first, at)
+          last = Math.max(last, at)
+        }
+        actions.set(name, into)
+      }
+      // Actions in the order of ACTIONS, then any other, then "not committed".
+      const rank = (a) => (a === 'not committed' ? ACTIONS.length : ACTIONS.includes(a) ? ACTIONS.indexOf(a) : ACTIONS.length - 0.5)
+      const sorted = new Map([...actions].sort((a, b) => rank(a[0]) - rank(b[0])))
+      return { by: period, step, first, last, actions: sorted }
+    },
   }
-  // Actions in the order of ACTIONS, then "not committed".
-  const rank = (a) => (a === 'not committed' ? ACTIONS.length : ACTIONS.includes(a) ? ACTIONS.indexOf(a) : ACTIONS.length - 0.5)
-  const sorted = new Map([...actions].sort((a, b) => rank(a[0]) - rank(b[0])))
-  return { by, step, first, last, actions: sorted }
 }
 
 function periodText(ms, by) {
@@ -302,20 +329,19 @@ const log = {
 
     const out = lineWriter(io)
     if (options.summary) {
-      const all = []
-      for (const p of pages()) for (const l of p) all.push(l)
-      if (all.length === 0) {
+      const counts = tally()
+      for (const p of pages()) for (const l of p) counts.add(l)
+      if (counts.lines === 0) {
         io.out(noLines(agent, filtered))
         return 0
       }
-      const spanMs = Date.parse(all[all.length - 1].ts) - Date.parse(all[0].ts)
-      const t = tally(all, options.by || (spanMs > 2 * DAY ? 'day' : 'hour'))
+      const t = counts.by(options.by || (counts.span > 2 * DAY ? 'day' : 'hour'))
       if (options.json) {
         io.out(JSON.stringify(summaryJson(t, agent), null, 2))
         return 0
       }
       const head = `Audit lines of agent "${agent.name}" (${agent.id})${filtered ? ' that match' : ''}`
-      const figures = `${all.length} from ${timeText(all[0].ts)} to ${timeText(all[all.length - 1].ts)} UTC`
+      const figures = `${counts.lines} from ${timeText(counts.firstTs)} to ${timeText(counts.lastTs)} UTC`
       const w = outputWidth(process.stdout)
       // One line if it fits, else the figures on a line of their own.
       const top = width(`${head}: ${figures}`) <= w ? [`${head}: ${figures}`] : [head, figures]
