@@ -108,7 +108,8 @@ struct LogFile {
 /// `poll` (when following) looks for new lines, the same way: first one `stat` of the log, and
 /// only if it grew or was rotated the agent's write lock, the files again (each known file from
 /// where it was left, by inode; new ones from their start) and a judgement of all the lines
-/// read so far. A line judged earlier is not judged again once handed out. When following, a
+/// read so far. A line judged earlier is not judged again once handed out, and when following
+/// is let go at the next look (memory stays bounded however long one follows). When following, a
 /// file's last bytes that do not end with a newline are left for the next look (an append of
 /// another agent in progress), never counted as skipped.
 pub struct LogReader {
@@ -120,6 +121,8 @@ pub struct LogReader {
     marks: Vec<TxMark>,
     committed: Vec<bool>,
     next: usize,
+    /// Lines handed out and let go (when following: see `look`).
+    dropped: usize,
     /// The agent's lines read so far, by action, in the order the actions first came.
     pub actions: Vec<(String, u64)>,
     /// How many lines of the files read (any agent's) are not whole audit lines.
@@ -144,6 +147,7 @@ impl LogReader {
             marks: Vec::new(),
             committed: Vec::new(),
             next: 0,
+            dropped: 0,
             actions: Vec::new(),
             skipped: 0,
             last_seq: None,
@@ -154,11 +158,11 @@ impl LogReader {
 
     /// How many of the agent's lines have been read (handed out or not).
     pub fn len(&self) -> usize {
-        self.spans.len()
+        self.dropped + self.spans.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
+        self.len() == 0
     }
 
     /// How many lines are read but not handed out yet.
@@ -219,14 +223,24 @@ impl LogReader {
         if !self.may_have_grown() {
             return Ok(0);
         }
-        let before = self.spans.len();
+        let before = self.len();
         self.look()?;
-        Ok(self.spans.len() - before)
+        Ok(self.len() - before)
     }
 
     /// The agent's `last_seq` and the files, under its write lock (see `read_agent_log`); then
     /// every byte of them not read yet.
     fn look(&mut self) -> Result<()> {
+        if self.follow && self.next > 0 {
+            // What was handed out is let go: a line's judgement depends only on the lines after
+            // it (a later attempt at its tx), so a long follow holds only what is not shown yet.
+            let n = self.next;
+            self.spans.drain(..n);
+            self.marks.drain(..n);
+            self.committed.drain(..n);
+            self.dropped += n;
+            self.next = 0;
+        }
         let path = self.layout.audit_path();
         let (last_seq, files) = match AgentStore::open(&self.layout, &self.agent_id, IfMissing::Skip)? {
             Some(store) => store.read_only(|conn| {
@@ -443,6 +457,8 @@ mod tests {
             let lines = drain(&mut reader, 3);
             assert!(lines.iter().all(|l| l["agentId"] == "a" && l["committed"] == true));
             seen.extend(keys(&lines));
+            assert_eq!(reader.len(), 1 + 7 * (round + 1), "every line counted");
+            assert!(reader.spans.len() <= 7, "only the lines of the last look are held");
         }
         assert_eq!(seen, expected);
         // Another agent's append in progress (no newline yet) is read once it is whole.
