@@ -90,11 +90,17 @@ function timeText(ts, wide) {
   return Number.isNaN(ms) ? ts : new Date(ms).toISOString().slice(0, 19).replace('T', ' ')
 }
 
-function cellsOf(l, names, wide) {
+/** The cells of line `l`. `actors` keeps each actor's cell: few actors write many lines. */
+function cellsOf(l, names, wide, actors) {
+  let actor = typeof l.actor === 'string' ? actors.get(l.actor) : undefined
+  if (actor === undefined) {
+    actor = actorCell(l.actor, names, wide)
+    if (typeof l.actor === 'string' && actors.size < 10_000) actors.set(l.actor, actor)
+  }
   return [
     timeText(l.ts, wide),
     String(l.action).replace(/^memory\./, ''),
-    actorCell(l.actor, names, wide),
+    actor,
     l.key === null || l.key === undefined ? '-' : String(l.key),
     l.category || '-',
     l.size === null || l.size === undefined ? '-' : size(l.size),
@@ -353,6 +359,7 @@ const log = {
     const names = geneNamesById(root)
     const wide = options.wide === true
     const follow = options.follow === true
+    const actors = new Map()
     let table = null
     const color = useColor(process.stdout)
     const print = (lines) => {
@@ -367,13 +374,13 @@ const log = {
             { header: 'TIME' }, { header: 'ACTION', min: longest }, { header: 'ACTOR', grow: 3 }, { header: 'KEY', grow: 2 },
             { header: 'CATEGORY' }, { header: 'SIZE', right: true }, { header: 'DETAIL', grow: 1, optional: true },
           ],
-          lines.map((l) => cellsOf(l, names, wide)),
+          lines.map((l) => cellsOf(l, names, wide, actors)),
           wide ? Infinity : outputWidth(process.stdout),
         )
         out.line(color ? bold(table.header()) : table.header())
       }
       for (const l of lines) {
-        const cells = cellsOf(l, names, wide)
+        const cells = cellsOf(l, names, wide, actors)
         const detail = cells[cells.length - 1]
         if (detail === '' || table.fits(cells)) {
           out.line(table.row(cells))

@@ -125,9 +125,19 @@ function shortId(id) {
 
 /** A row of the table: the creator with its name when there is room for it, unless `wide`. */
 function entryCells(names, wide) {
-  const creator = (id) => {
+  const make = (id) => {
     if (wide) return names.has(id) ? `${id} (${names.get(id)})` : id
     return names.has(id) ? { long: `${shortId(id)} (${truncate(names.get(id), 24)})`, short: shortId(id) } : shortId(id)
+  }
+  // Few genes create many entries: each creator's cell is made once.
+  const made = new Map()
+  const creator = (id) => {
+    let cell = made.get(id)
+    if (cell === undefined) {
+      cell = make(id)
+      if (made.size < 10_000) made.set(id, cell)
+    }
+    return cell
   }
   return (e) => [e.key, e.category, formatSize(e.size), creator(e.createdBy), wide ? e.updatedAt : e.updatedAt.slice(0, 19).replace('T', ' ')]
 }
