@@ -10,6 +10,32 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
+ * An agent's audit lines page by page, and followed (`audit_log::LogReader`); `openAgentAuditLog`
+ * in `index.js` wraps it. Pages go over as JSON text, the lines as written.
+ */
+export declare class NativeAuditLogReader {
+  /** `{ agentId, root?, follow? }`. */
+  constructor(options: JsAny)
+  /** The agent's lines read so far (handed out or not). */
+  get lines(): number
+  /** The lines read and not handed out yet. */
+  get remaining(): number
+  /** The agent's lines read so far by action: `{ "memory.create": 12, … }`. */
+  get actions(): Record<string, number>
+  get skipped(): number
+  get lastSeq(): number | null
+  /** Skips up to `n` lines not handed out yet. */
+  skip(n: JsAny): void
+  /** Up to `max` lines not handed out yet, as the text of a JSON array; `null` when none is left. */
+  next(max: JsAny): string | null
+  /**
+   * When following: reads what was appended since the last look; returns how many new lines
+   * of the agent there are.
+   */
+  poll(): number
+}
+
+/**
  * A gene's memory handle; `GeneMemoryAccess` in `index.js` wraps it. Reads go through
  * `readFunction` (see `read.rs`) with the handle `readHandle` gives.
  */
@@ -142,6 +168,13 @@ export interface IrVerification {
 
 /** `listAgentMemory({ agentId, root?, category?, keyPrefix? }, now)`. */
 export declare function listAgentMemory(options: JsAny, now: JsAny): JsOut
+
+/**
+ * `listAgentMemoryPage({ agentId, root?, category?, keyPrefix?, after?, limit?, totals? }, now)`:
+ * the text of `{ entries, more, totals: { entries, bytes, quota } | null }`
+ * (`inspect::list_agent_memory_page`), which `index.js` parses: faster than objects built here.
+ */
+export declare function listAgentMemoryPage(options: JsAny, now: JsAny): string
 
 /**
  * The five error codes (spec §11), from their one home in the core: `lib/memory-error.js`

@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeAuditLogReader = nativeBinding.NativeAuditLogReader
 module.exports.NativeGeneMemory = nativeBinding.NativeGeneMemory
 module.exports.NativeTestMemory = nativeBinding.NativeTestMemory
 module.exports.NativeWasmGene = nativeBinding.NativeWasmGene
@@ -853,6 +854,7 @@ module.exports.importAgentMemory = nativeBinding.importAgentMemory
 module.exports.inspectAgentMemory = nativeBinding.inspectAgentMemory
 module.exports.interruptWasmGenes = nativeBinding.interruptWasmGenes
 module.exports.listAgentMemory = nativeBinding.listAgentMemory
+module.exports.listAgentMemoryPage = nativeBinding.listAgentMemoryPage
 module.exports.memoryErrorCodes = nativeBinding.memoryErrorCodes
 module.exports.parseMemoryQuota = nativeBinding.parseMemoryQuota
 module.exports.readAgentAuditLog = nativeBinding.readAgentAuditLog

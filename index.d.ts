@@ -368,6 +368,55 @@ export declare function readAgentAuditLog(options: { agentId: string; root?: str
   lastSeq: number | null
 }
 
+/**
+ * `listAgentMemory` a page at a time: the first `limit` (1 to 100,000, default 1,000) entries by
+ * key after the key `after` (the last key of the page before). `more`: whether more match. With
+ * `totals: true`, the count, bytes and quota of the whole listing, from this page's read (else
+ * `null`). Each page is a read of its own; none holds a transaction open for the next.
+ */
+export declare function listAgentMemoryPage(options: {
+  agentId: string
+  root?: string
+  category?: MemoryCategory
+  keyPrefix?: string
+  after?: string | null
+  limit?: number
+  totals?: boolean
+  now?: () => number
+}): {
+  entries: MemoryListing[]
+  more: boolean
+  totals: { entries: number; bytes: number; quota: number } | null
+}
+
+/** An audit line as `readAgentAuditLog` returns it. */
+export type AuditLine = { ts: string; agentId: string; action: string; tx?: number; txLine?: number; committed: boolean; [field: string]: unknown }
+
+/**
+ * The agent's audit lines, judged as `readAgentAuditLog` judges them, handed out a page at a
+ * time; with `follow`, also the lines appended later (`poll`), across rotations.
+ */
+export interface AgentAuditLogReader {
+  /** The agent's lines read so far, handed out or not. */
+  readonly lines: number
+  /** Lines read and not handed out yet. */
+  readonly remaining: number
+  /** Lines of the files read (any agent's) that are not whole audit lines. */
+  readonly skipped: number
+  /** The agent's `last_seq` at the last look; null without a database. */
+  readonly lastSeq: number | null
+  /** The agent's lines read so far, by action: `{ "memory.create": 12, … }`. */
+  readonly actions: Record<string, number>
+  /** Up to `max` (default 1,000) lines not handed out yet, oldest first; null when none is left. */
+  next(max?: number): AuditLine[] | null
+  /** Passes over up to `n` lines not handed out yet. */
+  skip(n: number): void
+  /** With `follow`: reads what was appended since the last look; returns how many new lines. */
+  poll(): number
+}
+
+export declare function openAgentAuditLog(options: { agentId: string; root?: string; follow?: boolean }): AgentAuditLogReader
+
 /** An ephemeral memory for tests: empty, shared by all handles, deleted on `dispose()` or exit. */
 export interface TestMemory {
   /** The memory of the test gene (`geneId`, default `TEST_GENE_ID`). */

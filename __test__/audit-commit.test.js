@@ -91,7 +91,8 @@ test('R-AUD-6: on a full disk, memory log --json marks each line committed exact
 
   const human = rotifer(root, 'agent', 'memory', 'log', 'a1')
   assert.equal(human.status, 0, human.stderr)
-  assert.equal(human.stdout.split('\n').filter((l) => l.includes('create (not committed)')).length, 3, human.stdout)
+  // At 80 columns the detail "not committed" goes on a line of its own under its row.
+  assert.equal(human.stdout.match(/ create [^\n]*\n {4}not committed\n/g).length, 3, human.stdout)
 })
 
 const KILL_WORKER = `

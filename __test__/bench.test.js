@@ -39,7 +39,16 @@ const EXPECTED_ROWS = [
   'sandbox-reads',
   'sandbox-cpu',
   'test-memory',
+  'cli-list-first',
+  'cli-list-whole',
+  'cli-log-first',
+  'cli-log-whole',
 ]
+
+/** Whether the sqlite3 command-line tool runs here: the cli rows compare with it only then. */
+const SQLITE3 = spawnSync('sqlite3', ['-version']).status === 0
+/** The cli rows: targets in seconds (first screen, whole output), not ratios. */
+const SECONDS = { 'cli-list-first': 0.3, 'cli-list-whole': 1, 'cli-log-first': 0.3, 'cli-log-whole': 1 }
 
 /** Rows measured on the schema copy too (a ratio against it, as well as against the lean store). */
 const COPY_ROWS = ['read-hit', 'read-miss', 'query-prefix', 'query-newest', 'write-update', 'write-create', 'evict', 'open', 'wal-bytes', ...(STRACE ? ['syscalls'] : [])]
@@ -84,7 +93,11 @@ test('bench/run.js --quick prints every row with a ratio and a verdict and write
       assert.ok(Number.isFinite(row.ratio) && row.ratio > 0, `${row.id}: ratio ${row.ratio}`)
       assert.ok(['met', 'MISSED', 'info'].includes(row.verdict), `${row.id}: verdict ${row.verdict}`)
       assert.equal(row.verdict === 'info', row.limit == null, `${row.id}: only a row without a target is info`)
-      if (row.limit != null) assert.equal(row.verdict, row.ratio <= row.limit ? 'met' : 'MISSED', `${row.id}: verdict follows the ratio`)
+      if (row.limit != null && row.limitIn === 'seconds') {
+        assert.equal(row.verdict, row.ours / 1e6 <= row.limit ? 'met' : 'MISSED', `${row.id}: verdict follows the time`)
+      } else if (row.limit != null) {
+        assert.equal(row.verdict, row.ratio <= row.limit ? 'met' : 'MISSED', `${row.id}: verdict follows the ratio`)
+      }
       const line = lines.find((l) => l.startsWith(`| ${row.label} `))
       assert.ok(line, `no table line for ${row.label}:\n${p.stdout}`)
       const cells = cellsOf(line)
@@ -92,6 +105,21 @@ test('bench/run.js --quick prints every row with a ratio and a verdict and write
       assert.equal(cells[col('verdict')], row.verdict, `${row.id}: printed verdict`)
     }
     assert.match(p.stdout, /targets met/)
+    // The cli rows: a time target each, the library call as baseline, sqlite3 when it is here.
+    for (const [id, limit] of Object.entries(SECONDS)) {
+      const row = results.rows.find((r) => r.id === id)
+      assert.equal(row.limit, limit, `${id}: target`)
+      assert.equal(row.target, `≤ ${limit} s`)
+      assert.match(row.baselineIs, /^the library call (listAgentMemory|readAgentAuditLog) /)
+      if (SQLITE3) {
+        assert.ok(Number.isFinite(row.copyRatio) && row.copyRatio > 0, `${id}: ratio against sqlite3`)
+        assert.match(row.copyIs, /sqlite3 command-line tool/)
+      } else {
+        assert.equal(row.copy, null)
+        assert.match(row.copyIs, /sqlite3 command-line tool is not installed/)
+      }
+    }
+    assert.match(p.stdout, /rotifer agent memory list rows: the "lean" column holds the library call listAgentMemory/)
 
     // Charts drawn from these results: the cost by size has a line per store and a point per size.
     assert.deepEqual(fs.readdirSync(chartDir).sort(), ['bench-concurrency.svg', 'bench-cost-by-size.svg', 'bench-ratios.svg'])

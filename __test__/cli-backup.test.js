@@ -118,7 +118,8 @@ test('backup while another process writes is one consistent snapshot; restore is
   assert.equal(logged.length, 1)
   assert.equal(logged[0].committed, true)
   assert.match(logged[0].reason, /restored from .*busy\.backup\.db by the deployer/)
-  assert.match(rotifer(root, 'agent', 'memory', 'log', 'busy', '--action', 'restore').stdout, /restore +deployer .*restored from/)
+  // At 80 columns the reason goes on a line of its own under its row.
+  assert.match(rotifer(root, 'agent', 'memory', 'log', 'busy', '--action', 'restore').stdout, /restore +deployer[^\n]*\n {4}restored from/)
   // The agent's quota is the database's, not the backup's: kept.
   assert.equal(memory.inspectAgentMemory({ agentId: agent.id, root }).quota, 4 * 1024 * 1024)
 })

@@ -230,7 +230,7 @@ describe('rotifer agent list / show', () => {
     memory.createAgentMemory({ agentId: agent.id, root, quota: '128KB' })
     const r = rotifer(root, 'agent', 'memory', 'list', 'keeper')
     assert.equal(r.status, 0, r.stderr)
-    assert.match(r.stdout, /^Agent "keeper" \([0-9a-f-]{36}\): 0 entries, 0 bytes of 128KB quota\n$/)
+    assert.match(r.stdout, /^Agent "keeper" \([0-9a-f-]{36}\)\n0 entries, 0 bytes of 128KB quota\n$/)
   })
 })
 
@@ -288,8 +288,10 @@ describe('rotifer agent memory log', () => {
     const text = rotifer(root, 'agent', 'memory', 'log', 'keeper', '--action', 'memory.create')
     assert.equal(text.status, 0, text.stderr)
     const rows = text.stdout.trimEnd().split('\n')
-    assert.match(rows[0], /^TIME\s+ACTION\s+ACTOR\s+KEY\s+CATEGORY\s+SIZE\s+DETAIL$/)
-    assert.match(rows[1], /^\d{4}-\d\d-\d\dT\S+Z\s+create\s+v2:[0-9a-f]{8}… \(probe\)\s+user\/1\s+CACHE\s+6\s*$/)
+    // Time in UTC to the second, and the size for people (6 bytes: the key "user/1", no value).
+    // No detail to show: the DETAIL column gives its room to the gene's name.
+    assert.match(rows[0], /^TIME\s+ACTION\s+ACTOR\s+KEY\s+CATEGORY\s+SIZE$/)
+    assert.equal(rows[1], `${lines[0].ts.slice(0, 10)} ${lines[0].ts.slice(11, 19)}  create  ${lines[0].actor.slice(0, 11)}… (probe)  user/1  CACHE      6 B`)
     assert.equal(rows.length, 4)
     for (const [flag, value, message] of [['--action', 'rename', /invalid --action "rename"/], ['--since', 'yesterday', /invalid --since "yesterday"/]]) {
       const r = rotifer(root, 'agent', 'memory', 'log', 'keeper', flag, value)

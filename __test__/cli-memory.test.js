@@ -5,7 +5,7 @@ const { test, describe } = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const { rotifer, json, makeProject, addGene, PROBE, steps, createAgent, oneErrorLine } = require('./cli-harness')
+const { rotifer, rotiferWithEnv, json, makeProject, addGene, PROBE, steps, createAgent, oneErrorLine } = require('./cli-harness')
 
 const SECRET = 'value-that-must-never-be-printed'
 
@@ -58,12 +58,17 @@ describe('rotifer agent memory list', () => {
     assert.equal(r.status, 0, r.stderr)
     assert.ok(!r.stdout.includes(SECRET), 'no value is shown')
     const lines = r.stdout.trimEnd().split('\n')
-    assert.match(lines[0], /^Agent "keeper" \([0-9a-f-]{36}\): 4 entries, \d+ bytes of 64KB quota$/)
-    assert.match(lines[2], /^KEY\s+CATEGORY\s+SIZE\s+CREATED BY\s+UPDATED \(UTC\)$/)
+    // At 80 columns the figures go on a line of their own under the agent's name and id.
+    assert.match(lines[0], /^Agent "keeper" \([0-9a-f-]{36}\)$/)
+    assert.match(lines[1], /^4 entries, \d+ bytes of 64KB quota$/)
+    assert.match(lines[3], /^KEY\s+CATEGORY\s+SIZE\s+CREATED BY\s+UPDATED \(UTC\)$/)
     const row = lines.find((l) => l.startsWith('pref/a '))
     const when = entry.updatedAt.slice(0, 19).split('T')
     assert.deepEqual(row.split(/\s+/), ['pref/a', 'PREFERENCE', String(entry.size), 'B', `${entry.createdBy.slice(0, 11)}…`, '(probe)', ...when])
-    assert.equal(lines.length, 3 + 4)
+    assert.equal(lines.length, 4 + 4)
+    for (const l of lines) assert.ok([...l].length <= 80, l)
+    const wide = rotiferWithEnv(root, { COLUMNS: '120' }, 'agent', 'memory', 'list', 'keeper').stdout.split('\n')
+    assert.match(wide[0], /^Agent "keeper" \([0-9a-f-]{36}\): 4 entries, \d+ bytes of 64KB quota$/)
   })
 
   test('--category filters; an unknown category fails with MEMORY_INVALID_INPUT', (t) => {

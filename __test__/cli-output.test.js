@@ -1,5 +1,5 @@
 'use strict'
-// How the `rotifer` bin writes: `agent memory list` within 100 columns (ids shortened, full with
+// How the `rotifer` bin writes: `agent memory list` within 80 columns (ids shortened, full with
 // --wide or --json), human sizes, terminal widths of CJK and emoji keys, colour only on a
 // terminal and never with NO_COLOR, a closed pipe, a full disk, no stack traces, `gene list` and
 // `gene id`, --input from a file or stdin, rotifer.json, and the quota in messages.
@@ -30,16 +30,20 @@ function onTerminal(cwd, env, ...args) {
   return { status: r.status, stdout: r.stdout }
 }
 
-test('agent memory list fits 100 columns: long keys cut with …, ids shortened; --wide and --json are whole', (t) => {
+test('agent memory list fits 80 columns when piped: long keys cut with …, ids shortened; --wide and --json are whole', (t) => {
   const long = `settings/${'very-long-segment/'.repeat(8)}end`
   const root = agentWith(t, [long, 'short'], 1500)
   const r = rotifer(root, 'agent', 'memory', 'list', 'a')
   assert.equal(r.status, 0, r.stderr)
-  const table = r.stdout.trimEnd().split('\n').slice(2)
-  for (const line of table) assert.ok(displayWidth(line) <= 100, `${displayWidth(line)} columns: ${line}`)
-  const row = table.find((l) => l.startsWith('settings/'))
+  const lines = r.stdout.trimEnd().split('\n')
+  for (const line of lines) assert.ok(displayWidth(line) <= 80, `${displayWidth(line)} columns: ${line}`)
+  const row = lines.find((l) => l.startsWith('settings/'))
   const kb = ((Buffer.byteLength(long) + 1500) / 1024).toFixed(1)
-  assert.match(row, new RegExp(`^settings/very-long-segment/\\S*… +CACHE +${kb.replace('.', '\\.')} KB +v2:[0-9a-f]{8}… \\(probe\\) +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$`))
+  // The key is cut, so the gene's name is left out (names only when everything fits).
+  assert.match(row, new RegExp(`^settings/very-long-seg\\S*… +CACHE +${kb.replace('.', '\\.')} KB +v2:[0-9a-f]{8}… +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$`))
+  // With room ($COLUMNS), the key whole and the gene's name.
+  const roomy = rotiferWithEnv(root, { COLUMNS: '300' }, 'agent', 'memory', 'list', 'a').stdout
+  assert.match(roomy, new RegExp(`\\n${long} +CACHE +${kb.replace('.', '\\.')} KB +v2:[0-9a-f]{8}… \\(probe\\) +\\d{4}-`))
   assert.ok(!r.stdout.includes(long))
 
   const wide = rotifer(root, 'agent', 'memory', 'list', 'a', '--wide')
@@ -54,7 +58,7 @@ test('agent memory list fits 100 columns: long keys cut with …, ids shortened;
 test('CJK and emoji keys keep the columns aligned on a terminal', (t) => {
   const keys = ['設定/言語', 'emoji/👍🏽', 'flag/🇯🇵', 'plain/key']
   const root = agentWith(t, keys)
-  const lines = rotifer(root, 'agent', 'memory', 'list', 'a').stdout.trimEnd().split('\n').slice(2)
+  const lines = rotifer(root, 'agent', 'memory', 'list', 'a').stdout.trimEnd().split('\n').slice(3)
   // The CATEGORY column starts at the same terminal column on every line.
   const starts = lines.map((l) => displayWidth(l.slice(0, l.search(/ {2}(CATEGORY|CACHE)/))))
   assert.equal(new Set(starts).size, 1, lines.join('\n'))
@@ -75,11 +79,12 @@ test('colour only on a terminal, never with NO_COLOR, never in a pipe', { skip: 
   assert.equal(noColor.status, 0)
   assert.match(noColor.stdout, /KEY/)
   assert.ok(!noColor.stdout.includes('\u001b['), 'NO_COLOR: no escape codes')
-  // A terminal narrower than 100 columns cuts keys further (down to 12 columns).
+  // The terminal's width: at 60 columns keys are cut further, every line fits.
   const wideKey = agentWith(t, ['k'.repeat(40)])
   const narrowLong = spawnSync('script', ['-qec', `stty cols 60; '${process.execPath}' '${BIN}' agent memory list a`, '/dev/null'], { cwd: wideKey, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } })
   assert.equal(narrowLong.status, 0)
-  assert.match(narrowLong.stdout, new RegExp(`\\n${'k'.repeat(11)}… +CACHE`))
+  assert.match(narrowLong.stdout, new RegExp(`\\n${'k'.repeat(8)}… +CACHE`))
+  for (const line of narrowLong.stdout.replace(/\r/g, '').trimEnd().split('\n')) assert.ok(displayWidth(line) <= 60, line)
   const err = onTerminal(root, { NO_COLOR: '1' }, 'agent', 'run', 'nobody', '--input', '{}')
   assert.match(err.stdout, /^error: no agent named/m)
 })

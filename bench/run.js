@@ -11,7 +11,7 @@
 // (bench/results.json; bench/results-quick.json with --quick) and draws SVG charts from them
 // (into docs/ after a full run; with --quick only where --charts says). Sections: main, evict,
 // open, growth, wal, concurrency, memory, gene (bench/gene-start.js), sandbox (bench/sandbox.js),
-// testmem (bench/test-memory.js), and with --before DIR (a
+// testmem (bench/test-memory.js), cli (bench/cli-scale.js), and with --before DIR (a
 // built checkout of an earlier version) before (bench/before.js). Exits 0 whether targets
 // are met or not; non-zero only if the benchmark itself failed.
 
@@ -28,6 +28,7 @@ const { geneSection } = require('./gene-start')
 const { sandboxSection } = require('./sandbox')
 const { beforeSection } = require('./before')
 const { testMemorySection } = require('./test-memory')
+const { cliSection } = require('./cli-scale')
 
 const MiB = 1024 * 1024
 const BIG_QUOTA = 1024 * MiB
@@ -63,7 +64,7 @@ const QUICK = {
   memory: { runs: 1, entries: 64, valueBytes: 65_000 },
 }
 
-const SECTIONS = ['main', 'evict', 'open', 'growth', 'wal', 'concurrency', 'memory', 'gene', 'sandbox', 'testmem', 'before']
+const SECTIONS = ['main', 'evict', 'open', 'growth', 'wal', 'concurrency', 'memory', 'gene', 'sandbox', 'testmem', 'cli', 'before']
 
 function parseArgs(argv) {
   const o = { quick: false, out: null, only: SECTIONS, clock: 'wall', charts: undefined, before: null }
@@ -663,7 +664,15 @@ function report(out) {
     `Ratios are ours ÷ the lean hand-rolled store ("lean"); "ratio vs copy": ours ÷ the store that copies our schema.\n` +
     `Times and ratios on ${out.clock === 'cpu' ? 'CPU' : 'wall'} time; "ratio (${other})": the same ratio on ${other === 'cpu' ? 'CPU' : 'wall'} time.\n\n`
   text += table(['operation', 'ours', 'lean', 'ratio', `ratio (${other})`, 'schema copy', 'ratio vs copy', 'target', 'verdict'], lines) + '\n'
-  for (const r of out.rows.filter((x) => x.baselineIs)) text += `\n${r.label}: the "lean" column holds ${r.baselineIs}.\n`
+  // One note per row, or per group of rows that share one (`noteGroup`).
+  const noted = new Set()
+  for (const r of out.rows.filter((x) => x.baselineIs || x.copyIs)) {
+    const name = r.noteGroup || r.label
+    if (noted.has(name)) continue
+    noted.add(name)
+    const parts = [r.baselineIs && `the "lean" column holds ${r.baselineIs}`, r.copyIs && `the "schema copy" column holds ${r.copyIs}`].filter(Boolean)
+    text += `\n${name}: ${parts.join('; ')}.\n`
+  }
   if (out.growth) {
     const g = []
     for (const p of out.growth) {
@@ -757,6 +766,7 @@ async function main() {
     if (opts.only.includes('gene')) geneSection(cfg, tmp, out, progress)
     if (opts.only.includes('sandbox')) await sandboxSection(cfg, tmp, out, progress)
     if (opts.only.includes('testmem')) await testMemorySection(cfg, tmp, out, { progress, timeRow })
+    if (opts.only.includes('cli')) await cliSection(cfg, tmp, out, progress)
     if (opts.only.includes('before') && opts.before) await beforeSection(cfg, tmp, out, opts.before, progress, timeRow)
   } finally {
     cleanup()

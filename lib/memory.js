@@ -77,6 +77,8 @@ function create(native) {
       restoreAgentMemory: fail,
       deleteAgentDatabase: fail,
       readAgentAuditLog: fail,
+      listAgentMemoryPage: fail,
+      openAgentAuditLog: fail,
       TEST_GENE_ID,
     }
   }
@@ -179,6 +181,24 @@ function create(native) {
   const exportAgentMemory = (options) => call(() => native.exportAgentMemory(options, clockOf(options)?.()))
   // R-AUD-6/7: every audit file, oldest first, each line judged committed or not by the core.
   const readAgentAuditLog = (options) => call(() => JSON.parse(native.readAgentAuditLog(options)))
+  // The deployer's listing and the audit log a page at a time (the CLI streams them).
+  const listAgentMemoryPage = (options) => call(() => JSON.parse(native.listAgentMemoryPage(options, clockOf(options)?.())))
+  const openAgentAuditLog = (options) => call(() => {
+    const reader = new native.NativeAuditLogReader(options)
+    return {
+      get lines() { return reader.lines },
+      get remaining() { return reader.remaining },
+      get skipped() { return reader.skipped },
+      get actions() { return reader.actions },
+      get lastSeq() { return reader.lastSeq },
+      skip: (n) => call(() => reader.skip(n)),
+      next: (max = 1000) => call(() => {
+        const text = reader.next(max)
+        return text === null ? null : JSON.parse(text)
+      }),
+      poll: () => call(() => reader.poll()),
+    }
+  })
   // The bundle goes over on its own, so that a large one is copied once and never as an option.
   const importAgentMemory = (options) => call(() => {
     const isObject = options !== null && typeof options === 'object'
@@ -253,6 +273,8 @@ function create(native) {
     restoreAgentMemory,
     deleteAgentDatabase,
     readAgentAuditLog,
+    listAgentMemoryPage,
+    openAgentAuditLog,
     createMemoryImports: memoryImportsFor(native, clockOf),
     TEST_GENE_ID,
   }

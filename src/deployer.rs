@@ -1,6 +1,7 @@
 //! The deployer's views and migration (R-HOST-2, R-MIG): `inspectAgentMemory`,
-//! `getAgentMemory`, `exportAgentMemory` and `importAgentMemory`. Conversion only; the rules
-//! live in the core's `inspect` and `bundle` modules.
+//! `getAgentMemory`, `listAgentMemoryPage`, `exportAgentMemory`, `importAgentMemory`, and the
+//! audit log read whole or page by page (`NativeAuditLogReader`). Conversion only; the rules
+//! live in the core's `inspect`, `bundle` and `audit_log` modules.
 
 use crate::convert::{Builder, JsAny, JsOut};
 use crate::{guard, now_ms, CoreResult};
@@ -10,7 +11,8 @@ use rotifer_memory_core::bundle::{self, OnConflict};
 use rotifer_memory_core::inspect::{self, Usage};
 use rotifer_memory_core::memory::AgentOptions;
 use rotifer_memory_core::time::format_ms;
-use rotifer_memory_core::Arg;
+use rotifer_memory_core::model::{parse_key_prefix, parse_optional_category};
+use rotifer_memory_core::{Arg, MemoryError};
 
 fn time_or_null(b: &Builder, t: Option<i64>) -> CoreResult<napi::sys::napi_value> {
     match t {
@@ -170,4 +172,132 @@ pub fn delete_agent_database(env: Env, options: JsAny, now: JsAny) -> Result<JsO
             (c"removed", b.array(&removed)?),
         ])?))
     })
+}
+
+/// A whole number from `min` to `max` given as option `name`, or `default` when absent.
+fn count_option(name: &str, v: Option<&Arg>, min: u32, max: u32, default: u32) -> CoreResult<u32> {
+    match v {
+        None | Some(Arg::Undefined) => Ok(default),
+        Some(Arg::Number(n)) if n.fract() == 0.0 && *n >= f64::from(min) && *n <= f64::from(max) => Ok(*n as u32),
+        Some(other) => Err(MemoryError::invalid(format!(
+            "options.{name} must be a whole number from {min} to {max}, not {}",
+            match other {
+                Arg::Number(n) => n.to_string(),
+                o => o.kind().to_string(),
+            }
+        ))),
+    }
+}
+
+fn flag_option(name: &str, v: Option<&Arg>) -> CoreResult<bool> {
+    match v {
+        None | Some(Arg::Undefined) => Ok(false),
+        Some(Arg::Bool(b)) => Ok(*b),
+        Some(other) => Err(MemoryError::invalid(format!("options.{name} must be a boolean, not {}", other.kind()))),
+    }
+}
+
+/// `listAgentMemoryPage({ agentId, root?, category?, keyPrefix?, after?, limit?, totals? }, now)`:
+/// the text of `{ entries, more, totals: { entries, bytes, quota } | null }`
+/// (`inspect::list_agent_memory_page`), which `index.js` parses: faster than objects built here.
+#[napi]
+pub fn list_agent_memory_page(options: JsAny, now: JsAny) -> Result<String, String> {
+    guard(|| {
+        let arg = options.to_arg()?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "category", "keyPrefix", "after", "limit", "totals", "now"])?;
+        let category = parse_optional_category(o.get("category").unwrap_or(&Arg::Undefined))?;
+        let prefix = parse_key_prefix("keyPrefix", o.get("keyPrefix").unwrap_or(&Arg::Undefined))?;
+        let after = match o.get("after") {
+            None | Some(Arg::Undefined) | Some(Arg::Null) => None,
+            Some(Arg::Str(s)) => Some(s.as_str()),
+            Some(other) => return Err(MemoryError::invalid(format!("options.after must be the last key of the page before, not {}", other.kind()))),
+        };
+        let limit = count_option("limit", o.get("limit"), 1, inspect::MAX_PAGE, 1000)?;
+        let totals = flag_option("totals", o.get("totals"))?;
+        let page = inspect::list_agent_memory_page(&o.layout, &o.agent_id, category, prefix.as_deref(), after, limit, totals, crate::call_time(&now)?)?;
+        Ok(page.to_json())
+    })
+}
+
+/// An agent's audit lines page by page, and followed (`audit_log::LogReader`); `openAgentAuditLog`
+/// in `index.js` wraps it. Pages go over as JSON text, the lines as written.
+#[napi]
+pub struct NativeAuditLogReader {
+    inner: rotifer_memory_core::audit_log::LogReader,
+}
+
+#[napi]
+impl NativeAuditLogReader {
+    /// `{ agentId, root?, follow? }`.
+    #[napi(constructor)]
+    pub fn new(options: JsAny) -> Result<Self, String> {
+        guard(|| {
+            let arg = options.to_arg()?;
+            let o = AgentOptions::parse("options", &arg, &["agentId", "root", "follow"])?;
+            let follow = flag_option("follow", o.get("follow"))?;
+            Ok(NativeAuditLogReader { inner: rotifer_memory_core::audit_log::LogReader::open(&o.layout, &o.agent_id, follow)? })
+        })
+    }
+
+    /// The agent's lines read so far (handed out or not).
+    #[napi(getter)]
+    pub fn lines(&self) -> f64 {
+        self.inner.len() as f64
+    }
+
+    /// The lines read and not handed out yet.
+    #[napi(getter)]
+    pub fn remaining(&self) -> f64 {
+        self.inner.remaining() as f64
+    }
+
+    /// The agent's lines read so far by action: `{ "memory.create": 12, … }`.
+    #[napi(getter)]
+    pub fn actions(&self) -> std::collections::HashMap<String, f64> {
+        self.inner.actions.iter().map(|(a, n)| (a.clone(), *n as f64)).collect()
+    }
+
+    #[napi(getter)]
+    pub fn skipped(&self) -> f64 {
+        self.inner.skipped as f64
+    }
+
+    #[napi(getter)]
+    pub fn last_seq(&self) -> Option<f64> {
+        self.inner.last_seq.map(|s| s as f64)
+    }
+
+    /// Skips up to `n` lines not handed out yet.
+    #[napi]
+    pub fn skip(&mut self, n: JsAny) -> Result<(), String> {
+        guard(|| {
+            let n = count_option("n", Some(&n.to_arg()?), 0, u32::MAX, 0)?;
+            self.inner.skip(n as usize);
+            Ok(())
+        })
+    }
+
+    /// Up to `max` lines not handed out yet, as the text of a JSON array; `null` when none is left.
+    #[napi]
+    pub fn next(&mut self, max: JsAny) -> Result<Option<String>, String> {
+        guard(|| {
+            let max = count_option("max", Some(&max.to_arg()?), 1, u32::MAX, 1)?;
+            let mut out = String::from("[");
+            let n = self.inner.next_lines(max as usize, |line| {
+                if out.len() > 1 {
+                    out.push(',');
+                }
+                out.push_str(&String::from_utf8_lossy(line));
+            })?;
+            out.push(']');
+            Ok((n > 0).then_some(out))
+        })
+    }
+
+    /// When following: reads what was appended since the last look; returns how many new lines
+    /// of the agent there are.
+    #[napi]
+    pub fn poll(&mut self) -> Result<f64, String> {
+        guard(|| Ok(self.inner.poll()? as f64))
+    }
 }

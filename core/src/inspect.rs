@@ -1,15 +1,20 @@
 //! The deployer's read-only views of an agent's memory (R-HOST-1, R-HOST-2): where the quota
-//! went (`inspect_agent_memory`) and one entry with its value (`get_agent_entry`).
+//! went (`inspect_agent_memory`), one entry with its value (`get_agent_entry`), and the listing
+//! page by page (`list_agent_memory_page`).
 //!
-//! Both only read: they never create a database, never purge, never touch `lastAccessedBy` and
+//! The first two only read: they never create a database, never purge, never touch `lastAccessedBy` and
 //! write no audit line (plain reads are not logged, R-AUD-1). Entries that have expired but not
 //! been purged yet are left out, exactly as every other call would see them.
 
 use crate::arg::Arg;
 use crate::error::Result;
+use crate::memory::{key_range, Listing};
 use crate::storage::files::Layout;
 use crate::model::{parse_key, Category, DataPolicy, Entry};
-use crate::storage::store::{load_entry, read_agent, AgentStore, IfMissing};
+use crate::storage::store::{load_entry, read_agent, AgentStore, Fast, IfMissing};
+use crate::storage::watch::Look;
+use crate::time::CallTime;
+use rusqlite::types::Value;
 use rusqlite::Connection;
 
 /// Usage of one category.
@@ -105,4 +110,285 @@ pub fn get_agent_entry(layout: &Layout, agent_id: &str, key: &Arg, now: i64) -> 
         Ok(Some(found.map(|e| e.entry)))
     })
     .map(Option::flatten)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The listing, page by page (R-HOST-2)
+
+/// What a whole listing holds, from the snapshot of its first page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListTotals {
+    /// Matching entries, and the sum of their sizes (R-ENT-2).
+    pub entries: u64,
+    pub bytes: u64,
+    /// The quota the database enforces.
+    pub quota: u64,
+}
+
+/// One page of `list_agent_memory_page`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListPage {
+    /// At most `limit` entries, by key, all after the `after` key asked for.
+    pub entries: Vec<Listing>,
+    /// Whether more entries match after the last one (ask again with its key as `after`).
+    pub more: bool,
+    /// When asked for: the totals of the whole listing (not only of this page).
+    pub totals: Option<ListTotals>,
+}
+
+/// The most entries one page holds.
+pub const MAX_PAGE: u32 = 100_000;
+
+impl ListPage {
+    /// The page as JSON text, `{"entries":[{"key","category","size","createdBy","updatedAt"}…],
+    /// "more":bool,"totals":{"entries","bytes","quota"}|null}`, the fields of the listing
+    /// (`updatedAt` in RFC 3339): what a JavaScript caller turns into objects fastest.
+    pub fn to_json(&self) -> String {
+        let mut out = String::with_capacity(64 + self.entries.len() * 160);
+        out.push_str("{\"entries\":[");
+        for (i, l) in self.entries.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str("{\"key\":");
+            out.push_str(&serde_json::to_string(&l.key).unwrap_or_else(|_| "\"\"".into()));
+            out.push_str(",\"category\":\"");
+            out.push_str(l.category.as_str());
+            out.push_str("\",\"size\":");
+            out.push_str(&l.size.to_string());
+            out.push_str(",\"createdBy\":");
+            out.push_str(&serde_json::to_string(&l.created_by).unwrap_or_else(|_| "\"\"".into()));
+            out.push_str(",\"updatedAt\":\"");
+            out.push_str(&crate::time::format_ms(l.updated_at));
+            out.push_str("\"}");
+        }
+        out.push_str("],\"more\":");
+        out.push_str(if self.more { "true" } else { "false" });
+        out.push_str(",\"totals\":");
+        match self.totals {
+            Some(t) => out.push_str(&format!("{{\"entries\":{},\"bytes\":{},\"quota\":{}}}", t.entries, t.bytes, t.quota)),
+            None => out.push_str("null"),
+        }
+        out.push('}');
+        out
+    }
+}
+
+/// `list_agent_memory_matching` one page at a time: the live entries of the agent whose key
+/// starts with `key_prefix` (a plain byte prefix) and, if given, of `category`, by key, the first
+/// `limit` (1 to `MAX_PAGE`) after the key `after` (the last key of the page before). With
+/// `totals`, the count, bytes and quota of the whole listing, read in the same statement as the
+/// page (one snapshot). Each page is its own read, as `list_agent_memory` is one (expired
+/// entries are purged first, R-RET-4): a listing of a memory being written to shows every key at
+/// most once, in order, each as one of its pages saw it. No page holds a transaction open for
+/// the next. An agent whose memory was never created has no entries, and `totals` then has a
+/// quota of 0.
+#[allow(clippy::too_many_arguments)]
+pub fn list_agent_memory_page(
+    layout: &Layout,
+    agent_id: &str,
+    category: Option<Category>,
+    key_prefix: Option<&str>,
+    after: Option<&str>,
+    limit: u32,
+    totals: bool,
+    now: impl Into<CallTime>,
+) -> Result<ListPage> {
+    crate::model::check_agent_id(agent_id)?;
+    if limit == 0 || limit > MAX_PAGE {
+        return Err(crate::error::MemoryError::invalid(format!("a page holds 1 to {MAX_PAGE} entries, not {limit}")));
+    }
+    let now = now.into();
+    let Some(store) = AgentStore::open(layout, agent_id, IfMissing::Skip)? else {
+        return Ok(ListPage { entries: Vec::new(), more: false, totals: totals.then_some(ListTotals { entries: 0, bytes: 0, quota: 0 }) });
+    };
+    let (from, to) = key_range(key_prefix);
+    let list = |conn: &Connection| page(conn, category, from.as_deref(), to.as_deref(), after.map(str::as_bytes), limit, totals);
+    match store.read(&now, Look::Now, |reader| list(reader.conn).map(Fast::Answer))? {
+        Fast::Answer(p) => Ok(p),
+        Fast::WritePath => store.write(&now, |tx| list(tx.conn)),
+    }
+}
+
+/// One statement: the totals row (tag 1, if asked for) and the page's rows (tag 2). Only the
+/// bounds that apply are in the SQL, so that the key index serves the range.
+fn page(conn: &Connection, category: Option<Category>, from: Option<&[u8]>, to: Option<&[u8]>, after: Option<&[u8]>, limit: u32, totals: bool) -> Result<ListPage> {
+    let mut filter = String::from("1");
+    let mut params: Vec<Value> = Vec::new();
+    if let Some(c) = category {
+        filter.push_str(" AND category = ?");
+        params.push(Value::Integer(c as i64));
+    }
+    if let Some(f) = from {
+        filter.push_str(" AND key >= ?");
+        params.push(Value::Blob(f.to_vec()));
+    }
+    if let Some(t) = to {
+        filter.push_str(" AND key < ?");
+        params.push(Value::Blob(t.to_vec()));
+    }
+    let mut all = Vec::new();
+    let mut sql = String::new();
+    if totals {
+        sql.push_str(&format!(
+            "SELECT 1, NULL, NULL, COUNT(*), COALESCE(SUM(size), 0), (SELECT quota FROM agent WHERE id = 1), NULL FROM entries WHERE {filter} UNION ALL "
+        ));
+        all.extend(params.iter().cloned());
+    }
+    let mut page_filter = filter;
+    all.extend(params);
+    // Past the page before: only keys after its last one (and within the prefix's range).
+    if let Some(a) = after.filter(|a| from.is_none_or(|f| *a >= f)) {
+        page_filter.push_str(" AND key > ?");
+        all.push(Value::Blob(a.to_vec()));
+    }
+    sql.push_str(&format!(
+        "SELECT * FROM (SELECT 2, key, category, size, created_by, NULL, updated_at FROM entries WHERE {page_filter} ORDER BY key LIMIT ?)"
+    ));
+    all.push(Value::Integer(i64::from(limit) + 1));
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(rusqlite::params_from_iter(all))?;
+    let mut out = ListPage { entries: Vec::new(), more: false, totals: None };
+    while let Some(r) = rows.next()? {
+        if r.get::<_, i64>(0)? == 1 {
+            out.totals = Some(ListTotals {
+                entries: r.get::<_, i64>(3)? as u64,
+                bytes: r.get::<_, i64>(4)? as u64,
+                quota: r.get::<_, Option<i64>>(5)?.unwrap_or(0) as u64,
+            });
+        } else if out.entries.len() == limit as usize {
+            out.more = true;
+        } else {
+            out.entries.push(Listing {
+                key: String::from_utf8_lossy(&r.get::<_, Vec<u8>>(1)?).into_owned(),
+                category: Category::from_i64(r.get(2)?).unwrap_or(Category::Cache),
+                size: r.get::<_, i64>(3)? as u64,
+                created_by: r.get(4)?,
+                updated_at: r.get(6)?,
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::{create_agent_memory, list_agent_memory_matching, GeneMemory, GeneOptions};
+
+    const T0: i64 = 1_796_000_000_000;
+
+    struct Root(std::path::PathBuf);
+    impl Drop for Root {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    fn root(name: &str) -> Root {
+        let p = std::env::temp_dir().join(format!("rotifer-inspect-{name}-{}", crate::store::unique_suffix()));
+        std::fs::create_dir_all(&p).unwrap();
+        Root(std::fs::canonicalize(p).unwrap())
+    }
+    fn gene(r: &Root, agent: &str) -> GeneMemory {
+        GeneMemory::open(GeneOptions {
+            agent_id: Some(agent.into()),
+            gene_id: Some(format!("v2:{}", "a".repeat(64))),
+            domain: Some("d".into()),
+            root: Some(r.0.to_string_lossy().into()),
+        })
+        .unwrap()
+    }
+    fn write(g: &GeneMemory, key: &str, len: usize, category: &str, days: Option<f64>, now: i64) {
+        let retention = match days {
+            Some(d) => Arg::Object(vec![
+                ("maxRetentionDays".into(), Arg::Number(d)),
+                ("autoDeleteOnTermination".into(), Arg::Bool(false)),
+                ("anonymizationSupported".into(), Arg::Bool(false)),
+            ]),
+            None => Arg::Undefined,
+        };
+        g.write(&Arg::Str(key.into()), Arg::Bytes(vec![1; len]), &Arg::Str(category.into()), &Arg::Undefined, &retention, now).unwrap();
+    }
+    /// Every page of a listing, `size` entries at a time.
+    fn pages(l: &Layout, category: Option<Category>, prefix: Option<&str>, size: u32, now: i64) -> (Vec<Vec<String>>, ListTotals) {
+        let mut out = Vec::new();
+        let mut after: Option<String> = None;
+        let mut totals = None;
+        loop {
+            let p = list_agent_memory_page(l, "a", category, prefix, after.as_deref(), size, after.is_none(), now).unwrap();
+            if after.is_none() {
+                totals = p.totals;
+            } else {
+                assert_eq!(p.totals, None, "totals only when asked for");
+            }
+            assert!(p.entries.len() <= size as usize);
+            after = p.entries.last().map(|e| e.key.clone());
+            out.push(p.entries.into_iter().map(|e| e.key).collect());
+            if !p.more {
+                return (out, totals.unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn r_host_2_pages_make_the_whole_listing_in_key_order_with_its_totals() {
+        let r = root("pages");
+        let l = Layout::at(&r.0);
+        create_agent_memory(&l, "a", 1 << 20, DataPolicy::default()).unwrap();
+        let g = gene(&r, "a");
+        // Keys whose bytes sort differently from their characters, and a prefix's edges.
+        let keys = ["b/1", "b/2", "b/3", "b0", "a", "b/\u{e9}", "b/\u{ff}x", "c", "b/"];
+        for (i, k) in keys.iter().enumerate() {
+            write(&g, k, i, if i % 2 == 0 { "CACHE" } else { "CONTEXT" }, None, T0);
+        }
+        let whole = |c, p| list_agent_memory_matching(&l, "a", c, p, T0).unwrap();
+        for (category, prefix) in [(None, None), (None, Some("b/")), (Some(Category::Cache), None), (Some(Category::Context), Some("b/")), (None, Some("zz"))] {
+            let expected = whole(category, prefix);
+            for size in [1, 2, 3, 100] {
+                let (got, totals) = pages(&l, category, prefix, size, T0);
+                let flat: Vec<String> = got.iter().flatten().cloned().collect();
+                assert_eq!(flat, expected.iter().map(|e| e.key.clone()).collect::<Vec<_>>(), "{category:?} {prefix:?} by {size}");
+                assert_eq!(got.len(), expected.len().div_ceil(size as usize).max(1), "no empty page at the end but for an empty listing");
+                assert_eq!(totals, ListTotals { entries: expected.len() as u64, bytes: expected.iter().map(|e| e.size).sum(), quota: 1 << 20 });
+            }
+        }
+        // The page's fields are the listing's, and its JSON text says the same.
+        let p = list_agent_memory_page(&l, "a", None, None, None, 100, true, T0).unwrap();
+        assert_eq!(p.entries, whole(None, None));
+        let v: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
+        assert_eq!(v["more"], false);
+        assert_eq!(v["totals"]["entries"], 9);
+        assert_eq!(v["totals"]["quota"], 1 << 20);
+        let e = &v["entries"].as_array().unwrap();
+        assert_eq!(e.len(), 9);
+        for (j, l) in p.entries.iter().enumerate() {
+            assert_eq!(e[j]["key"], l.key.as_str());
+            assert_eq!(e[j]["category"], l.category.as_str());
+            assert_eq!(e[j]["size"], l.size);
+            assert_eq!(e[j]["createdBy"], l.created_by.as_str());
+            assert_eq!(e[j]["updatedAt"], crate::time::format_ms(l.updated_at).as_str());
+        }
+        // An `after` before the prefix's range starts it at its beginning.
+        let p = list_agent_memory_page(&l, "a", None, Some("b/"), Some("a"), 100, false, T0).unwrap();
+        assert_eq!(p.entries.first().map(|e| e.key.as_str()), Some("b/"));
+        assert!(list_agent_memory_page(&l, "a", None, None, None, 0, false, T0).is_err());
+        assert!(list_agent_memory_page(&l, "a", None, None, None, MAX_PAGE + 1, false, T0).is_err());
+    }
+
+    #[test]
+    fn r_ret_4_a_page_never_shows_an_expired_entry_and_a_missing_agent_has_none() {
+        let r = root("expired");
+        let l = Layout::at(&r.0);
+        create_agent_memory(&l, "a", 1 << 20, DataPolicy::default()).unwrap();
+        let g = gene(&r, "a");
+        write(&g, "keep", 1, "CACHE", None, T0);
+        write(&g, "old", 1, "CACHE", Some(1.0), T0);
+        let day = 86_400_000;
+        let p = list_agent_memory_page(&l, "a", None, None, None, 10, true, T0 + 2 * day).unwrap();
+        assert_eq!(p.entries.iter().map(|e| e.key.as_str()).collect::<Vec<_>>(), ["keep"]);
+        assert_eq!(p.totals.unwrap().entries, 1);
+        let none = list_agent_memory_page(&l, "nobody", None, None, None, 10, true, T0).unwrap();
+        assert_eq!(none, ListPage { entries: vec![], more: false, totals: Some(ListTotals { entries: 0, bytes: 0, quota: 0 }) });
+        assert!(!l.root.join(".rotifer/memory/nobody.db").exists(), "no database is created");
+    }
 }

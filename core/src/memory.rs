@@ -805,7 +805,7 @@ pub fn delete_agent_memory_matching(
 }
 
 /// The key range `[from, to)` of a plain byte prefix; both `None` without a prefix.
-fn key_range(prefix: Option<&str>) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+pub(crate) fn key_range(prefix: Option<&str>) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
     match prefix {
         Some(p) => (Some(p.as_bytes().to_vec()), prefix_successor(p.as_bytes())),
         None => (None, None),

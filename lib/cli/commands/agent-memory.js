@@ -8,50 +8,109 @@ const memory = require('../../../index.js')
 const { UsageError } = require('../errors')
 const { findAgent, ensureAgentMemory } = require('../agents')
 const { geneNamesById } = require('../project')
-const { formatQuota, formatSize, printable, table, truncate, useColor, bold } = require('../format')
+const { formatQuota, formatSize, printable, truncate, useColor, bold } = require('../format')
+const { lineWriter, jsonArrayWriter, streamTable, outputWidth, width } = require('../stream')
 
 const list = {
   name: 'agent memory list',
   summary: "list an agent's memory entries (never their values)",
-  usage: 'rotifer agent memory list <agent> [--category <C>] [--key-prefix <p>] [--wide] [--json]',
+  usage: 'rotifer agent memory list <agent> [--category <C>] [--key-prefix <p>] [--limit <n>] [--wide] [--json]',
   description: [
     "Lists the agent's live memory entries by key: key, category, size (UTF-8 bytes of key and",
     'value), the v2 id of the gene that created it (with its name when that gene is in genes/),',
     'and when it was last updated (UTC). Values are never shown. <agent> is the agent\'s name or id.',
-    'Lines fit in 100 columns: long keys and gene ids are shortened with "…" (--wide: in full).',
-    'The quota shown is the one the memory database enforces.',
+    'Lines fit the terminal (80 columns when stdout is not a terminal, or $COLUMNS): long keys',
+    'and gene ids are shortened with "…", gene names left out if need be (--wide: in full).',
+    'Entries are read and printed a page at a time, so the first lines come at once at any size;',
+    'columns are as wide as the first page needs. The first line gives the count and bytes of',
+    'every matching entry and the quota the memory database enforces, from the first page\'s read.',
   ],
   positionals: ['agent'],
   options: {
     category: { type: 'string', value: '<C>', help: 'only entries of this category: PREFERENCE, PATTERN, CONTEXT or CACHE' },
     'key-prefix': { type: 'string', value: '<p>', help: 'only keys starting with these characters (a plain prefix, no wildcards)' },
+    limit: { type: 'string', value: '<n>', help: 'only the first <n> entries by key' },
     wide: { type: 'boolean', help: 'full keys, gene ids and times, however wide the lines get' },
     json: { type: 'boolean', help: 'print a JSON array of { key, category, size, createdBy, createdByGene, updatedAt } (exact bytes, full ids)' },
   },
-  examples: ['rotifer agent memory list my-agent', 'rotifer agent memory list my-agent --category CACHE --json'],
+  examples: [
+    'rotifer agent memory list my-agent',
+    'rotifer agent memory list my-agent --category CACHE --json',
+    'rotifer agent memory list my-agent --limit 20',
+  ],
 
   async run({ positionals, options, root, io }) {
+    const limit = options.limit === undefined ? Infinity : parseLimit(options.limit, 'agent memory list')
     const agent = findAgent(root, positionals.agent)
     ensureAgentMemory(root, agent, io)
-    const entries = memory.listAgentMemory({ agentId: agent.id, root, category: options.category, keyPrefix: options['key-prefix'] })
     const names = geneNamesById(root)
+    const select = { agentId: agent.id, root, category: options.category, keyPrefix: options['key-prefix'] }
+    // The first page is small, so that the first lines come at once; the totals come with it.
+    let page = memory.listAgentMemoryPage({ ...select, limit: Math.min(limit, FIRST_PAGE), totals: true })
+    const first = page.entries
+    let shown = first.length
+    const later = function* () {
+      while (page.more && shown < limit) {
+        page = memory.listAgentMemoryPage({ ...select, after: page.entries[page.entries.length - 1].key, limit: Math.min(PAGE, limit - shown) })
+        shown += page.entries.length
+        yield page.entries
+      }
+    }
+    const out = lineWriter(io)
     if (options.json) {
-      const rows = entries.map((e) => ({ ...e, createdByGene: names.get(e.createdBy) || null }))
-      io.out(JSON.stringify(rows, null, 2))
+      const json = jsonArrayWriter(out)
+      const put = (entries) => {
+        for (const e of entries) json.item({ ...e, createdByGene: names.get(e.createdBy) || null })
+      }
+      put(first)
+      out.flush()
+      for (const entries of later()) put(entries)
+      json.end()
       return 0
     }
-    const total = entries.reduce((sum, e) => sum + e.size, 0)
+    const totals = page.totals
     const prefix = options['key-prefix'] !== undefined ? ` with keys starting "${printable(options['key-prefix'])}"` : ''
     const scope = (options.category ? ` in ${options.category}` : '') + prefix
-    // The quota the database enforces: createAgentMemory may have changed it since the record.
-    const usage = memory.inspectAgentMemory({ agentId: agent.id, root })
-    const quota = usage ? ` of ${formatQuota(usage.quota, { exact: false })} quota` : ''
-    io.out(`Agent "${agent.name}" (${agent.id}): ${count(entries.length)}${scope}, ${formatBytesExact(total)}${quota}`)
-    if (entries.length === 0) return 0
-    io.out('')
-    io.out(entryTable(entries, names, options.wide === true))
+    const quota = totals.quota > 0 ? ` of ${formatQuota(totals.quota, { exact: false })} quota` : ''
+    const part = totals.entries > limit ? `; the first ${limit} by key` : ''
+    const head = `Agent "${agent.name}" (${agent.id})`
+    const figures = `${count(totals.entries)}${scope}, ${formatBytesExact(totals.bytes)}${quota}${part}`
+    // One line if it fits, else the figures on a line of their own.
+    const wide = options.wide === true
+    if (wide || width(`${head}: ${figures}`) <= outputWidth(process.stdout)) out.line(`${head}: ${figures}`)
+    else out.line(`${head}\n${figures}`)
+    if (first.length === 0) {
+      out.flush()
+      return 0
+    }
+    out.line('')
+    const cells = entryCells(names, wide)
+    const color = useColor(process.stdout)
+    const t = streamTable(
+      [{ header: 'KEY', grow: 1 }, { header: 'CATEGORY' }, { header: 'SIZE', right: true }, { header: 'CREATED BY', grow: 2 }, { header: wide ? 'UPDATED' : 'UPDATED (UTC)' }],
+      first.map(cells),
+      wide ? Infinity : outputWidth(process.stdout),
+    )
+    out.line(color ? bold(t.header()) : t.header())
+    for (const e of first) out.line(t.row(cells(e)))
+    out.flush()
+    for (const entries of later()) for (const e of entries) out.line(t.row(cells(e)))
+    out.flush()
     return 0
   },
+}
+
+/** Entries the first page holds: the table is laid out from them. */
+const FIRST_PAGE = 200
+/** Entries each later page holds. */
+const PAGE = 5000
+
+/** `--limit`: a whole number of at least 1. */
+function parseLimit(text, command) {
+  if (!/^[1-9][0-9]*$/.test(text) || !Number.isSafeInteger(Number(text))) {
+    throw new UsageError(`invalid --limit ${JSON.stringify(text)}: give a whole number of at least 1`, command, { seeHelp: false })
+  }
+  return Number(text)
 }
 
 /** `17 bytes`, or `1.2 KB (1229 bytes)`: exact, and readable at a glance. */
@@ -64,31 +123,23 @@ function shortId(id) {
   return /^v2:[0-9a-f]{64}$/.test(id) ? `${id.slice(0, 11)}…` : id
 }
 
-/** The entries as a table: at most 100 columns (keys cut), unless `wide`. */
-function entryTable(entries, names, wide) {
-  const creator = (id) => {
-    if (!names.has(id)) return wide ? id : shortId(id)
-    return wide ? `${id} (${names.get(id)})` : `${shortId(id)} (${truncate(names.get(id), 24)})`
+/** A row of the table: the creator with its name when there is room for it, unless `wide`. */
+function entryCells(names, wide) {
+  const make = (id) => {
+    if (wide) return names.has(id) ? `${id} (${names.get(id)})` : id
+    return names.has(id) ? { long: `${shortId(id)} (${truncate(names.get(id), 24)})`, short: shortId(id) } : shortId(id)
   }
-  const rows = entries.map((e) => [
-    e.key,
-    e.category,
-    formatSize(e.size),
-    creator(e.createdBy),
-    wide ? e.updatedAt : e.updatedAt.slice(0, 19).replace('T', ' '),
-  ])
-  const color = useColor(process.stdout)
-  return table(['KEY', 'CATEGORY', 'SIZE', 'CREATED BY', wide ? 'UPDATED' : 'UPDATED (UTC)'], rows, {
-    right: [2],
-    maxWidth: wide ? Infinity : listWidth(process.stdout),
-    shrink: 0,
-    style: (line, n) => (n === 0 && color ? bold(line) : line),
-  })
-}
-
-/** Lines of `agent memory list` stay within 100 columns, or the terminal's width if narrower. */
-function listWidth(stream) {
-  return stream.isTTY && stream.columns > 0 ? Math.min(100, stream.columns) : 100
+  // Few genes create many entries: each creator's cell is made once.
+  const made = new Map()
+  const creator = (id) => {
+    let cell = made.get(id)
+    if (cell === undefined) {
+      cell = make(id)
+      if (made.size < 10_000) made.set(id, cell)
+    }
+    return cell
+  }
+  return (e) => [e.key, e.category, formatSize(e.size), creator(e.createdBy), wide ? e.updatedAt : e.updatedAt.slice(0, 19).replace('T', ' ')]
 }
 
 const del = {
@@ -143,4 +194,4 @@ function count(n) {
   return `${n} ${n === 1 ? 'entry' : 'entries'}`
 }
 
-module.exports = { list, delete: del }
+module.exports = { list, delete: del, parseLimit, shortId }
