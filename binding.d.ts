@@ -64,9 +64,9 @@ export declare class NativeTestMemory {
 export declare class NativeWasmGene {
   /**
    * Compiles and checks `bytes`; `what` names the gene and file in messages; `cacheDir`
-   * keeps the compiled module.
+   * keeps the compiled module; compiling gives up at `deadline` (ms since the epoch).
    */
-  static load(bytes: Buffer, what: string, cacheDir?: string | undefined | null): NativeWasmGene
+  static load(bytes: Buffer, what: string, cacheDir?: string | undefined | null, deadline?: number | undefined | null): NativeWasmGene
   /** `direct` or `wasi`. */
   get kind(): string
   /** Whether the compiled module came from the cache. */

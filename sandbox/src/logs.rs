@@ -98,7 +98,8 @@ impl RunLog {
             body.push_str(&format!("… ({full_len} bytes in all)"));
         }
         let line = format!("[{}] {}: {}", self.gene, level, body);
-        if self.written + line.len() > self.limits.bytes_per_run {
+        // The line and its newline.
+        if self.written + line.len() + 1 > self.limits.bytes_per_run {
             self.drop_line(full_len);
             return;
         }
@@ -145,11 +146,6 @@ impl RunLog {
     fn drop_line(&mut self, len: usize) {
         self.dropped_lines += 1;
         self.dropped_bytes += len as u64;
-    }
-
-    /// Lines dropped so far.
-    pub fn dropped(&self) -> u64 {
-        self.dropped_lines
     }
 
     /// Flushes a last stderr line and tells what was dropped, once.
@@ -228,6 +224,52 @@ mod tests {
         assert!(total <= 1000, "{total}");
         assert!(got[0].ends_with("… (60000 bytes in all)"), "{}", got[0]);
         assert!(got.last().unwrap().contains("dropped"));
+    }
+
+    #[test]
+    fn the_byte_bound_is_exact() {
+        // Each line "[g] info: xxxxx" is 15 bytes and its newline 1: a bound of 48 holds three.
+        for (bound, expected) in [(47, 2), (48, 3), (49, 3)] {
+            let lines = Lines::default();
+            let limits = LogLimits { bytes_per_run: bound, lines_per_second: 1000, burst_lines: 1000, line_bytes: 100 };
+            let mut log = RunLog::new("g", limits, Box::new(lines.clone()));
+            for _ in 0..10 {
+                log.message("info", b"xxxxx", 5);
+            }
+            let written = lines.0.lock().unwrap().len();
+            assert_eq!(written, expected, "bound {bound}");
+        }
+    }
+
+    #[test]
+    fn the_rate_refills_with_time() {
+        let lines = Lines::default();
+        let limits = LogLimits { bytes_per_run: 1 << 20, lines_per_second: 100, burst_lines: 2, line_bytes: 100 };
+        let mut log = RunLog::new("g", limits, Box::new(lines.clone()));
+        for _ in 0..10 {
+            log.message("info", b"a", 1);
+        }
+        assert_eq!(lines.0.lock().unwrap().len(), 2, "the burst");
+        // 300 ms at 100 a second refill at least the burst again (the bucket holds 2).
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        for _ in 0..10 {
+            log.message("info", b"b", 1);
+        }
+        assert_eq!(lines.0.lock().unwrap().len(), 4);
+    }
+
+    #[test]
+    fn an_over_long_stderr_line_is_cut_and_what_was_cut_is_counted() {
+        let lines = Lines::default();
+        let limits = LogLimits { bytes_per_run: 1 << 20, lines_per_second: 1, burst_lines: 1, line_bytes: 10 };
+        let mut log = RunLog::new("g", limits, Box::new(lines.clone()));
+        log.stderr(b"0123456789abcdef\nsecond\n");
+        log.drop_unread(1000);
+        log.finish();
+        let got = lines.0.lock().unwrap();
+        assert_eq!(got[0], "[g] stderr: 0123456789");
+        // The 6 bytes past the cut, the second line (rate), and the 1000 unread bytes.
+        assert!(got[1].starts_with("[g] note: 2 log line(s) (1012 bytes) dropped"), "{}", got[1]);
     }
 
     #[test]
