@@ -124,3 +124,15 @@ const bold = (text) => `\x1b[1m${text}\x1b[22m`
 const red = (text) => `\x1b[31m${text}\x1b[39m`
 
 module.exports = { printable, formatQuota, formatSize, displayWidth, truncate, table, useColor, bold, red }
+
+/**
+ * The columns output for `stream` may take: the terminal's width; when it is not a terminal,
+ * `COLUMNS` if set to a number, else `fallback`.
+ */
+function terminalWidth(stream, fallback) {
+  if (stream && stream.isTTY && stream.columns > 0) return stream.columns
+  const env = Number(process.env.COLUMNS)
+  return Number.isInteger(env) && env > 0 ? env : fallback
+}
+
+module.exports.terminalWidth = terminalWidth
