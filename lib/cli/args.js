@@ -25,7 +25,7 @@ function flagsOf(name, spec) {
 /** `; did you mean …` and the accepted values, for a bad value of a `choices` option. */
 function choiceError(name, value, choices) {
   const close = didYouMean(value, choices)
-  return `invalid --${name} ${JSON.stringify(value)}${close}: use one of ${choices.join(', ')}`
+  return `invalid --${name} ${JSON.stringify(value)}${close}: use ${choices.slice(0, -1).join(', ')} or ${choices[choices.length - 1]}`
 }
 
 /** Words that look like what follows a number in a size or a time: `MB`, `kb`, `s`. */
@@ -83,7 +83,7 @@ function parseArgs(argv, command) {
 
   for (const [name, spec] of Object.entries(specs)) {
     if (spec.type === 'list' && name in options && options[name].length === 0) throw usage(`--${name} needs at least one value`)
-    if (spec.choices && name in options && !spec.choices.includes(options[name])) {
+    if (spec.choices && spec.type !== 'list' && name in options && !spec.choices.includes(options[name])) {
       throw usage(choiceError(name, options[name], spec.choices), { seeHelp: false })
     }
   }

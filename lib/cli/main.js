@@ -9,6 +9,7 @@ const { displayWidth, terminalWidth } = require('./format')
 const { CliError, UsageError, describeError, oneLine } = require('./errors')
 const { findProjectRoot, checkProjectFile } = require('./project')
 const { didYouMean } = require('./suggest')
+const { readAgents } = require('./agents')
 const agent = require('./commands/agent')
 const agentMemory = require('./commands/agent-memory')
 const gene = require('./commands/gene')
@@ -196,6 +197,7 @@ function helpOf(node) {
  */
 async function main(argv, io) {
   const { node, rest } = resolve(argv)
+  let root = null
   try {
     if (wantsHelp(rest) || (node === tree && rest[0] === 'help')) {
       io.out(helpOf(node))
@@ -216,13 +218,29 @@ async function main(argv, io) {
     const args = parseArgs(rest, node)
     // `rotifer init` makes a new project: it needs none, and a broken one above must not stop it.
     if (node.needsProject === false) return await node.run({ ...args, cwd: process.cwd(), io })
-    const root = findProjectRoot(process.cwd())
+    root = findProjectRoot(process.cwd())
     checkProjectFile(root)
     return await node.run({ ...args, root, io })
   } catch (e) {
-    io.err(`error: ${oneLine(messageOf(e))}`)
+    io.err(`error: ${oneLine(withAgentNames(messageOf(e), root))}`)
     return e instanceof CliError ? e.exitCode : 1
   }
+}
+
+/**
+ * The memory API names agents by id (`agent "5d3e…"`): where the project has a record with
+ * that id, its name goes first, `agent "my-agent" (5d3e…)`, as the CLI's own messages say it.
+ */
+function withAgentNames(message, root) {
+  const ids = /agent "([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"/g
+  if (root === null || !ids.test(message)) return message
+  let names
+  try {
+    names = new Map(readAgents(root).map((a) => [a.id, a.name]))
+  } catch {
+    return message
+  }
+  return message.replace(ids, (whole, id) => (names.has(id) ? `agent "${names.get(id)}" (${id})` : whole))
 }
 
 function messageOf(e) {

@@ -6,7 +6,7 @@ const memory = require('../../../index.js')
 const { readAgents, findAgent } = require('../agents')
 const { describeComposition } = require('../../formats/composition')
 const { describeError } = require('../errors')
-const { formatQuota, printable, table } = require('../format')
+const { formatQuota, formatSize, quotaSize, printable, plural, policyText, usageBar, percent, fitTable, field, terminalWidth, useColor, bold } = require('../format')
 
 /** The agent's memory usage, `null` if its memory was never created, or `{ error }`. */
 function usageOf(root, agent) {
@@ -21,24 +21,42 @@ function usageOf(root, agent) {
 function memoryCell(usage) {
   if (usage === null) return 'not created'
   if (usage.error) return `unavailable (${usage.error.split(':')[0]})`
-  return `${usage.used} bytes / ${formatQuota(usage.quota, { exact: false })}`
+  return `${formatSize(usage.used)} / ${quotaSize(usage.quota)}`
 }
 
-function policyText(p) {
-  return `anonymization ${p.anonymizationSupported ? 'supported' : 'not supported'}, ` +
-    (p.maxRetentionDays === null ? 'no retention limit' : `entries kept at most ${p.maxRetentionDays} days`)
+/** Cells of the bar a terminal shows; piped, only the percentage is printed. */
+const BAR_CELLS = 8
+
+/** `used` against `quota`: a bar and the percentage at a terminal, the percentage otherwise. */
+function useCell(used, quota, tty, color) {
+  const f = quota > 0 ? used / quota : 0
+  return tty ? `${usageBar(f, BAR_CELLS, { color })} ${percent(f)}` : percent(f)
+}
+
+/** The width tables of these commands fit: the terminal's; 100 when not a terminal. */
+function outputWidth() {
+  return terminalWidth(process.stdout, 100)
+}
+
+/** `2026-12-02T18:12:05.466Z` as `2026-12-02 18:12:05` (UTC, said in the header). */
+function shortTime(ts) {
+  return typeof ts === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/.test(ts) ? ts.slice(0, 19).replace('T', ' ') : ts
 }
 
 const list = {
   name: 'agent list',
   summary: 'list the agents of this project with their memory use',
-  usage: 'rotifer agent list [--json]',
+  usage: 'rotifer agent list [--json] [--wide]',
   description: [
-    'Lists every agent of the project: name, id, genes, composition, memory used and the quota',
-    "its database enforces, and its number of memory entries (expired ones do not count).",
+    'Lists every agent of the project: name, id, genes, composition, its number of memory entries',
+    '(expired ones do not count), memory used and the quota its database enforces, and how much of',
+    'the quota is used: at a terminal as a bar, else as a percentage. Lines fit the terminal (100',
+    'columns when not a terminal): long ids, genes and compositions are cut with "…" (--wide: in',
+    'full). Sizes are in KB, MB and GB of 1024 bytes; --json has them exact.',
   ],
   positionals: [],
   options: {
+    wide: { type: 'boolean', help: 'full ids, genes and compositions, however wide the lines get' },
     json: { type: 'boolean', help: 'print a JSON array of { id, name, genome, composition, memory } (memory: the figures of inspectAgentMemory, or null)' },
   },
   examples: ['rotifer agent list', 'rotifer agent list --json'],
@@ -61,14 +79,24 @@ const list = {
       io.out(`No agents in ${root}; create one with: rotifer agent create <name> --genes <gene…>`)
       return 0
     }
-    io.out(table(['NAME', 'ID', 'GENES', 'COMPOSITION', 'MEMORY', 'ENTRIES'], rows.map(({ agent, usage }) => [
+    const tty = Boolean(process.stdout.isTTY)
+    const color = useColor(process.stdout)
+    io.out(fitTable(['NAME', 'ID', 'GENES', 'COMPOSITION', 'ENTRIES', 'MEMORY', 'USED'], rows.map(({ agent, usage }) => [
       agent.name,
       agent.id,
       agent.genome.join(', '),
       describeComposition(agent.plan),
-      memoryCell(usage),
       usage && !usage.error ? String(usage.entries) : '-',
-    ])))
+      memoryCell(usage),
+      usage && !usage.error ? useCell(usage.used, usage.quota, tty, color) : '-',
+    ]), {
+      right: [4],
+      raw: [6],
+      maxWidth: options.wide ? Infinity : outputWidth(),
+      shrink: [1, 3, 2, 0],
+      min: { 1: 9, 2: 8, 3: 12, 0: 12 },
+      style: (line, n) => (n === 0 && color ? bold(line) : line),
+    }))
     return 0
   },
 }
@@ -79,9 +107,11 @@ const show = {
   usage: 'rotifer agent show <agent> [--json]',
   description: [
     "Shows the agent's record (id, name, genes, composition, creation time), the data policy and",
-    'quota its memory database enforces, and per category: entries, bytes, evictable bytes (what',
-    'eviction could free; PREFERENCE is never evicted) and the nearest expiry. <agent> is the',
-    "agent's name or id. Reading changes nothing and is not audited.",
+    'quota its memory database enforces, how much of the quota is used, and per category: entries,',
+    'size, evictable size (what eviction could free; PREFERENCE is never evicted), the nearest',
+    'expiry and the share of the quota, drawn as bars at a terminal. Sizes are in KB, MB and GB of',
+    "1024 bytes (--json: exact bytes). <agent> is the agent's name or id. Reading changes nothing",
+    'and is not audited.',
   ],
   positionals: ['agent'],
   options: {
@@ -96,24 +126,31 @@ const show = {
       io.out(JSON.stringify({ agent, memory: usage }, null, 2))
       return 0
     }
+    const width = outputWidth()
+    const tty = Boolean(process.stdout.isTTY)
+    const color = useColor(process.stdout)
+    const out = (label, value) => io.out(field(label, value, width))
     io.out(`Agent "${agent.name}"`)
-    io.out(`  id            ${agent.id}`)
-    io.out(`  genome        ${agent.genome.join(', ')}`)
-    io.out(`  composition   ${printable(describeComposition(agent.plan))}`)
-    if (agent.createdAt) io.out(`  created       ${printable(agent.createdAt)}`)
+    out('id', agent.id)
+    out('genome', agent.genome.join(', '))
+    out('composition', printable(describeComposition(agent.plan)))
+    if (agent.createdAt) out('created', printable(agent.createdAt))
     if (usage === null) {
-      if (agent.dataPolicy) io.out(`  data policy   ${policyText(agent.dataPolicy)} (from the record)`)
-      io.out('  memory        not created yet')
+      if (agent.dataPolicy) out('data policy', `${policyText(agent.dataPolicy)} (from the record)`)
+      out('memory', 'not created yet')
       return 0
     }
-    const percent = usage.quota > 0 ? ` (${((usage.used / usage.quota) * 100).toFixed(1)}%)` : ''
-    io.out(`  data policy   ${policyText(usage.dataPolicy)}`)
-    io.out(`  memory        ${usage.used} bytes used of ${formatQuota(usage.quota)}${percent}, ` +
-      `${usage.entries} ${usage.entries === 1 ? 'entry' : 'entries'}, ${usage.evictableBytes} bytes evictable`)
+    const fraction = usage.quota > 0 ? usage.used / usage.quota : 0
+    out('data policy', policyText(usage.dataPolicy))
+    out('quota', formatQuota(usage.quota))
+    out('memory', `${formatSize(usage.used)} used (${percent(fraction)}), ${plural(usage.entries, 'entry', 'entries')}, ` +
+      `${formatSize(usage.evictableBytes)} evictable`)
+    if (tty) out('', usageBar(fraction, Math.min(40, width - 16), { color }))
     io.out('')
-    io.out(table(['CATEGORY', 'ENTRIES', 'BYTES', 'EVICTABLE', 'NEXT EXPIRY'], Object.entries(usage.categories).map(([name, c]) => [
-      name, String(c.entries), String(c.bytes), String(c.evictableBytes), c.nextExpiry || '-',
-    ])))
+    io.out(fitTable(['CATEGORY', 'ENTRIES', 'SIZE', 'EVICTABLE', 'NEXT EXPIRY (UTC)', 'OF QUOTA'], Object.entries(usage.categories).map(([name, c]) => [
+      name, String(c.entries), formatSize(c.bytes), formatSize(c.evictableBytes), c.nextExpiry ? shortTime(c.nextExpiry) : '-',
+      useCell(c.bytes, usage.quota, tty, color),
+    ]), { right: [1, 2, 3], raw: [5], maxWidth: width, style: (line, n) => (n === 0 && color ? bold(line) : line) }))
     return 0
   },
 }

@@ -6,7 +6,7 @@ const memory = require('../../../index.js')
 const { CliError } = require('../errors')
 const { findAgent } = require('../agents')
 const { geneNamesById } = require('../project')
-const { printable } = require('../format')
+const { printable, plural } = require('../format')
 
 /**
  * The value as text when that is safe to print: valid UTF-8 and no control character other
@@ -25,7 +25,7 @@ function asText(bytes) {
 
 function retentionText(r) {
   if (r === null) return "follows the agent's data policy"
-  const days = r.maxRetentionDays === null ? 'kept forever' : `kept ${r.maxRetentionDays} days after its last update`
+  const days = r.maxRetentionDays === null ? 'kept forever' : `kept ${plural(r.maxRetentionDays, 'day')} after its last update`
   return `${days}; autoDeleteOnTermination ${r.autoDeleteOnTermination}; anonymizationSupported ${r.anonymizationSupported}`
 }
 
