@@ -236,10 +236,17 @@ function field(label, value, width, labelWidth = 14) {
     }
   }
   lines.push(line)
+  // One word too long for beside the label (a Gene ID at 80 columns): on its own line.
+  if (lines.length === 1 && visibleWidth(lead + line) > width && visibleWidth(line) + 4 <= width) return `${lead.trimEnd()}\n    ${line}`
   return lines.map((l, i) => (i === 0 ? lead : ' '.repeat(lead.length)) + l).join('\n')
 }
 
-Object.assign(module.exports, { plural, policyText, usageBar, percent, fitTable, field, visibleWidth })
+/** `v2:1a2b3c4d…`: enough of a v2 id to tell genes apart at a glance (others unchanged). */
+function shortGeneId(id) {
+  return /^v2:[0-9a-f]{64}$/.test(id) ? `${id.slice(0, 11)}…` : id
+}
+
+Object.assign(module.exports, { plural, policyText, usageBar, percent, fitTable, field, visibleWidth, shortGeneId })
 
 /** A quota at a glance, in its own unit when it has one: `8 MB`, `1.5 GB`, else as formatSize. */
 function quotaSize(n) {

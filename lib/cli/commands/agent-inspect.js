@@ -6,7 +6,7 @@ const memory = require('../../../index.js')
 const { readAgents, findAgent } = require('../agents')
 const { describeComposition } = require('../../formats/composition')
 const { describeError } = require('../errors')
-const { formatQuota, formatSize, quotaSize, printable, plural, policyText, usageBar, percent, fitTable, field, terminalWidth, useColor, bold } = require('../format')
+const { formatQuota, formatSize, quotaSize, printable, plural, policyText, usageBar, percent, fitTable, field, terminalWidth, useColor, bold, visibleWidth } = require('../format')
 
 /** The agent's memory usage, `null` if its memory was never created, or `{ error }`. */
 function usageOf(root, agent) {
@@ -33,9 +33,30 @@ function useCell(used, quota, tty, color) {
   return tty ? `${usageBar(f, BAR_CELLS, { color })} ${percent(f)}` : percent(f)
 }
 
-/** The width tables of these commands fit: the terminal's; 100 when not a terminal. */
+/**
+ * The width these commands fit: the terminal's. Not at a terminal (a pipe, a file), COLUMNS if
+ * set, else none: every cell in full, as with --wide.
+ */
 function outputWidth() {
-  return terminalWidth(process.stdout, 100)
+  return terminalWidth(process.stdout, Infinity)
+}
+
+/**
+ * A table with bars at a terminal, unless its lines would not fit: then with percentages only.
+ * Not at a terminal, always percentages.
+ */
+function withBarsIfTheyFit(render, width) {
+  if (!process.stdout.isTTY) return render(false)
+  const text = render(true)
+  return text.split('\n').some((l) => visibleWidth(l) > width) ? render(false) : text
+}
+
+/** The fewest leading characters that tell these ids apart, plus one for the "…". */
+function idWidth(ids) {
+  for (let n = 8; n < 36; n++) {
+    if (new Set(ids.map((id) => id.slice(0, n))).size === ids.length) return n + 1
+  }
+  return 36
 }
 
 /** `2026-12-02T18:12:05.466Z` as `2026-12-02 18:12:05` (UTC, said in the header). */
@@ -50,9 +71,10 @@ const list = {
   description: [
     'Lists every agent of the project: name, id, genes, composition, its number of memory entries',
     '(expired ones do not count), memory used and the quota its database enforces, and how much of',
-    'the quota is used: at a terminal as a bar, else as a percentage. Lines fit the terminal (100',
-    'columns when not a terminal): long ids, genes and compositions are cut with "…" (--wide: in',
-    'full). Sizes are in KB, MB and GB of 1024 bytes; --json has them exact.',
+    'the quota is used: at a terminal as a bar, else as a percentage. At a terminal, lines fit its',
+    'width: long genes, compositions and ids are cut with "…" (ids keep enough to tell them apart;',
+    '--wide: all in full); piped, cells are in full unless COLUMNS is set. Sizes are in KB, MB and',
+    'GB of 1024 bytes; --json has them exact.',
   ],
   positionals: [],
   options: {
@@ -79,24 +101,26 @@ const list = {
       io.out(`No agents in ${root}; create one with: rotifer agent create <name> --genes <gene…>`)
       return 0
     }
-    const tty = Boolean(process.stdout.isTTY)
     const color = useColor(process.stdout)
-    io.out(fitTable(['NAME', 'ID', 'GENES', 'COMPOSITION', 'ENTRIES', 'MEMORY', 'USED'], rows.map(({ agent, usage }) => [
+    const width = options.wide ? Infinity : outputWidth()
+    const render = (bars) => fitTable(['NAME', 'ID', 'GENES', 'COMPOSITION', 'ENTRIES', 'MEMORY', 'USED'], rows.map(({ agent, usage }) => [
       agent.name,
       agent.id,
       agent.genome.join(', '),
       describeComposition(agent.plan),
       usage && !usage.error ? String(usage.entries) : '-',
       memoryCell(usage),
-      usage && !usage.error ? useCell(usage.used, usage.quota, tty, color) : '-',
+      usage && !usage.error ? useCell(usage.used, usage.quota, bars, color) : '-',
     ]), {
       right: [4],
       raw: [6],
-      maxWidth: options.wide ? Infinity : outputWidth(),
-      shrink: [1, 3, 2, 0],
-      min: { 1: 9, 2: 8, 3: 12, 0: 12 },
+      maxWidth: width,
+      // Genes are in the composition too; an id keeps enough to tell it from the others.
+      shrink: [2, 3, 1, 0],
+      min: { 2: 12, 3: 16, 1: idWidth(agents.map((a) => a.id)), 0: 12 },
       style: (line, n) => (n === 0 && color ? bold(line) : line),
-    }))
+    })
+    io.out(withBarsIfTheyFit(render, width))
     return 0
   },
 }
@@ -147,10 +171,11 @@ const show = {
       `${formatSize(usage.evictableBytes)} evictable`)
     if (tty) out('', usageBar(fraction, Math.min(40, width - 16), { color }))
     io.out('')
-    io.out(fitTable(['CATEGORY', 'ENTRIES', 'SIZE', 'EVICTABLE', 'NEXT EXPIRY (UTC)', 'OF QUOTA'], Object.entries(usage.categories).map(([name, c]) => [
+    const categories = (bars) => fitTable(['CATEGORY', 'ENTRIES', 'SIZE', 'EVICTABLE', 'NEXT EXPIRY (UTC)', 'OF QUOTA'], Object.entries(usage.categories).map(([name, c]) => [
       name, String(c.entries), formatSize(c.bytes), formatSize(c.evictableBytes), c.nextExpiry ? shortTime(c.nextExpiry) : '-',
-      useCell(c.bytes, usage.quota, tty, color),
-    ]), { right: [1, 2, 3], raw: [5], maxWidth: width, style: (line, n) => (n === 0 && color ? bold(line) : line) }))
+      useCell(c.bytes, usage.quota, bars, color),
+    ]), { right: [1, 2, 3], raw: [5], maxWidth: width, style: (line, n) => (n === 0 && color ? bold(line) : line) })
+    io.out(withBarsIfTheyFit(categories, width))
     return 0
   },
 }

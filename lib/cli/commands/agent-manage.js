@@ -9,7 +9,7 @@ const path = require('node:path')
 const memory = require('../../../index.js')
 const { CliError, UsageError } = require('../errors')
 const { findAgent, writeAgent, agentsDir } = require('../agents')
-const { formatQuota, formatSize, policyText, plural } = require('../format')
+const { formatQuota, formatSize, policyText, plural, field, terminalWidth } = require('../format')
 const { MAX_RETENTION_DAYS } = require('../../formats/agent-record')
 const { fitnessFile } = require('../../formats/fitness-state')
 const { confirm, progress } = require('../interactive')
@@ -93,11 +93,12 @@ const update = {
         `"${describePolicy(dataPolicy)}", but its record could not be updated (${e.message}); run the same command again to update the record`)
     }
     const after = memory.inspectAgentMemory({ agentId: agent.id, root })
+    const width = terminalWidth(process.stdout, Infinity)
     io.out(`Updated agent "${agent.name}" (${agent.id})`)
-    io.out(`  memory quota  ${formatQuota(after.quota)}`)
-    io.out(`  data policy   ${describePolicy(after.dataPolicy)}`)
+    io.out(field('memory quota', formatQuota(after.quota), width))
+    io.out(field('data policy', describePolicy(after.dataPolicy), width))
     const over = after.used > after.quota ? ' (over the quota: nothing was evicted; later writes make room or are refused)' : ''
-    io.out(`  usage         ${formatSize(after.used)} in ${after.entries} ${after.entries === 1 ? 'entry' : 'entries'}${over}`)
+    io.out(field('usage', `${formatSize(after.used)} in ${plural(after.entries, 'entry', 'entries')}${over}`, width))
     return 0
   },
 }

@@ -6,7 +6,7 @@ const { CliError, UsageError } = require('../errors')
 const { readGene, checkGeneName } = require('../project')
 const { checkAgentName, writeAgent, readAgents, findAgent, readComposition, ensureAgentMemory, agentsDir } = require('../agents')
 const { parseInput, parseTimeout, TIMEOUT_OPTION } = require('../runner')
-const { formatQuota, policyText } = require('../format')
+const { formatQuota, policyText, field, shortGeneId, terminalWidth, visibleWidth } = require('../format')
 const { runAgent, DEFAULT_INPUT } = require('../../runtime')
 const { DEFAULT_QUOTA, MAX_RETENTION_DAYS, newAgentRecord, checkAgentRecord } = require('../../formats/agent-record')
 const { KINDS, PAR_MERGES, describeComposition } = require('../../formats/composition')
@@ -102,13 +102,16 @@ const create = {
     writeAgent(root, record)
     const id = record.id
 
+    // At a terminal, lines fit it (gene ids shortened if need be); piped, everything in full.
+    const width = terminalWidth(process.stdout, Infinity)
+    const geneLine = (g) => (visibleWidth(`${' '.repeat(16)}${g.name} ${g.id}`) <= width ? `${g.name} ${g.id}` : `${g.name} ${shortGeneId(g.id)}`)
     io.out(`Created agent "${name}"`)
     io.out(`  id            ${id}`)
-    io.out(`  genome (${composition.type}) `.padEnd(16) + genes.map((g) => `${g.name} ${g.id}`).join('\n                '))
-    io.out(`  composition   ${describeComposition(plan)}`)
-    io.out(`  strategy      ${strategy}`)
-    io.out(`  memory quota  ${formatQuota(quota)}`)
-    io.out(`  data policy   ${policyText(dataPolicy)}`)
+    io.out(`  genome (${composition.type}) `.padEnd(16) + genes.map(geneLine).join('\n                '))
+    io.out(field('composition', describeComposition(plan), width))
+    io.out(field('strategy', strategy, width))
+    io.out(field('memory quota', formatQuota(quota), width))
+    io.out(field('data policy', policyText(dataPolicy), width))
     return 0
   },
 }
