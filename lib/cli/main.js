@@ -92,6 +92,8 @@ function fullName(node) {
 function helper(width) {
   const h = new Help()
   h.helpWidth = width
+  // Wrap descriptions even in a narrow column (commander's default gives up below 40).
+  h.minWidthToWrap = 16
   h.displayWidth = (text) => displayWidth(text)
   return h
 }
@@ -116,7 +118,6 @@ function usageLines(h, usage, commandWords) {
   usage.split('\n').map((l) => l.trim()).forEach((line, n) => {
     const lead = n === 0 ? 'Usage: ' : '       '
     const head = line.startsWith(commandWords + ' ') ? commandWords + ' ' : ''
-    const indent = ' '.repeat(lead.length + head.length)
     // Spaces inside brackets become a placeholder, so that boxWrap breaks only between parts.
     let depth = 0
     const glued = [...line.slice(head.length)].map((c) => {
@@ -124,8 +125,19 @@ function usageLines(h, usage, commandWords) {
       if (c === ']' || c === ')') depth--
       return c === ' ' && depth > 0 ? '\u0001' : c
     }).join('')
-    const wrapped = h.boxWrap(glued, h.helpWidth - indent.length).replace(/\u0001/g, ' ')
-    out.push(lead + head + wrapped.split('\n').join('\n' + indent))
+    // Continuations go under the first part after the command's name, or, when a part would
+    // not fit there, just in from "Usage:".
+    const widestPart = Math.max(...glued.split(' ').map((p) => h.displayWidth(p)))
+    const indent = ' '.repeat(lead.length + (lead.length + head.length + widestPart <= h.helpWidth ? head.length : 2))
+    // Greedy: as many parts on a line as fit (a part too wide for any line goes alone).
+    const lines = [lead + head.trimEnd()]
+    for (const part of glued.split(' ').map((p) => p.replace(/\u0001/g, ' '))) {
+      const last = lines[lines.length - 1]
+      const bare = last.trim() === '' || last === lead + head.trimEnd()
+      if (h.displayWidth(`${last} ${part}`) <= h.helpWidth || (bare && last !== indent)) lines[lines.length - 1] = `${last} ${part}`
+      else lines.push(indent + part)
+    }
+    out.push(lines.join('\n'))
   })
   return out
 }

@@ -103,24 +103,36 @@ const list = {
     }
     const color = useColor(process.stdout)
     const width = options.wide ? Infinity : outputWidth()
-    const render = (bars) => fitTable(['NAME', 'ID', 'GENES', 'COMPOSITION', 'ENTRIES', 'MEMORY', 'USED'], rows.map(({ agent, usage }) => [
-      agent.name,
-      agent.id,
-      agent.genome.join(', '),
-      describeComposition(agent.plan),
-      usage && !usage.error ? String(usage.entries) : '-',
-      memoryCell(usage),
-      usage && !usage.error ? useCell(usage.used, usage.quota, bars, color) : '-',
-    ]), {
-      right: [4],
-      raw: [6],
-      maxWidth: width,
-      // Genes are in the composition too; an id keeps enough to tell it from the others.
-      shrink: [2, 3, 1, 0],
-      min: { 2: 12, 3: 16, 1: idWidth(agents.map((a) => a.id)), 0: 12 },
-      style: (line, n) => (n === 0 && color ? bold(line) : line),
-    })
-    io.out(withBarsIfTheyFit(render, width))
+    // Columns: NAME ID GENES COMPOSITION ENTRIES MEMORY USED. At a narrow terminal the genes
+    // (named in the composition too) go before the bars do.
+    const render = ({ bars, genes }) => {
+      const cols = genes ? [0, 1, 2, 3, 4, 5, 6] : [0, 1, 3, 4, 5, 6]
+      const pick = (cells) => cols.map((i) => cells[i])
+      const at = (i) => cols.indexOf(i)
+      return fitTable(pick(['NAME', 'ID', 'GENES', 'COMPOSITION', 'ENTRIES', 'MEMORY', 'USED']), rows.map(({ agent, usage }) => pick([
+        agent.name,
+        agent.id,
+        agent.genome.join(', '),
+        describeComposition(agent.plan),
+        usage && !usage.error ? String(usage.entries) : '-',
+        memoryCell(usage),
+        usage && !usage.error ? useCell(usage.used, usage.quota, bars, color) : '-',
+      ])), {
+        right: [at(4)],
+        raw: [at(6)],
+        maxWidth: width,
+        // An id keeps enough to tell it from the others.
+        shrink: [at(2), at(3), at(1), at(0)].filter((i) => i >= 0),
+        min: { [at(2)]: 12, [at(3)]: 16, [at(1)]: idWidth(agents.map((a) => a.id)), [at(0)]: 12 },
+        style: (line, n) => (n === 0 && color ? bold(line) : line),
+      })
+    }
+    const layouts = process.stdout.isTTY
+      ? [{ bars: true, genes: true }, { bars: true, genes: false }, { bars: false, genes: true }, { bars: false, genes: false }]
+      : [{ bars: false, genes: true }]
+    const fits = (text) => !text.split('\n').some((l) => visibleWidth(l) > width)
+    const texts = layouts.map((l) => render(l))
+    io.out(texts.find(fits) || texts[texts.length - 1])
     return 0
   },
 }
