@@ -66,8 +66,14 @@ function graphemeWidth(g) {
   return WIDE.some(([a, b]) => cp >= a && cp <= b) ? 2 : 1
 }
 
+/** Characters one column wide each, with nothing to join (ASCII, Latin, `…`, dashes, quotes). */
+const NARROW_ONLY = /^[\x20-\x7e\u00a0-\u02ff\u2010-\u2027]*$/
+
 /** Columns `text` takes on a terminal. */
 function displayWidth(text) {
+  text = String(text)
+  // The common case needs no grapheme segmentation (whose first use costs milliseconds).
+  if (NARROW_ONLY.test(text)) return text.length
   let w = 0
   for (const { segment } of segmenter.segment(String(text))) w += graphemeWidth(segment)
   return w

@@ -92,7 +92,7 @@ const exportCommand = {
 const importCommand = {
   name: 'agent memory import',
   summary: "import a bundle into an agent's memory, all or nothing",
-  usage: 'rotifer agent memory import <agent> <file> [--on-conflict fail|skip|replace]',
+  usage: 'rotifer agent memory import <agent> <file> [--on-conflict fail|skip|replace] [--json]',
   description: [
     'Imports a bundle made by rotifer agent memory export. The header, the checksum and every entry',
     "are checked first (as for a write, against the agent's data policy, and against its quota:",
