@@ -28,8 +28,8 @@ function choiceError(name, value, choices) {
   return `invalid --${name} ${JSON.stringify(value)}${close}: use ${choices.slice(0, -1).join(', ')} or ${choices[choices.length - 1]}`
 }
 
-/** Words that look like what follows a number in a size or a time: `MB`, `kb`, `s`. */
-const UNIT_WORD = /^(k|m|g)?i?b$|^(s|ms|sec|secs|seconds?|days?)$/i
+/** The unit of a size, as a word of its own: `MB`, `kb`, `GB`. */
+const SIZE_UNIT = /^[kmg]b$/i
 
 /**
  * Parses `argv` for `command` ({ name, positionals: [names], options: { name: { type } } }).
@@ -122,7 +122,8 @@ function unexpected(word, argv, specs, usage) {
   const value = at >= 1 ? argv[at - 1] : null
   const name = before && before.startsWith('--') ? before.slice(2) : null
   const spec = name && Object.prototype.hasOwnProperty.call(specs, name) ? specs[name] : null
-  if (spec && spec.type === 'string' && /^[0-9.]+$/.test(value) && UNIT_WORD.test(word)) {
+  // A size (`value: '<size>'`) whose unit the shell split off: `--memory-quota 50 MB`.
+  if (spec && spec.value === '<size>' && /^[0-9.]+$/.test(value) && SIZE_UNIT.test(word)) {
     return usage(`unexpected argument ${JSON.stringify(word)}: to give --${name} "${value} ${word}", write --${name}=${value}${word} or quote it: --${name} "${value} ${word}"`, { seeHelp: false })
   }
   if (/\s/.test(word) === false && value !== null && value.startsWith('--') && value.includes('=') === false) {
