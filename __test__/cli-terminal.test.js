@@ -241,6 +241,28 @@ describe('questions at a terminal', () => {
   })
 })
 
+describe('questions when stderr is not a terminal', () => {
+  test('stdin a terminal, stderr redirected: nothing is done unasked; --yes still works', (t) => {
+    const { root } = seeded(t)
+    const r = rotiferTty(root, ['agent', 'memory', 'delete', 'keeper', '--category', 'CACHE'], { stderrTty: false })
+    assert.equal(r.status, 2, r.stderr)
+    assert.match(r.stderr, /^error: rotifer agent memory delete: Delete 6 entries \(category CACHE, 23\d KB\) from agent "keeper": stderr is not a terminal to ask on; add --yes to confirm\n$/)
+    assert.equal(json(rotifer(root, 'agent', 'show', 'keeper', '--json')).memory.entries, 9)
+    const yes = rotiferTty(root, ['agent', 'memory', 'delete', 'keeper', '--category', 'CACHE', '--yes'], { stderrTty: false })
+    assert.equal(yes.status, 0, yes.stderr)
+    assert.equal(yes.stderr, '', 'no progress line in a file')
+    assert.equal(json(rotifer(root, 'agent', 'show', 'keeper', '--json')).memory.entries, 3)
+  })
+
+  test('Ctrl-C at the question is a no', (t) => {
+    const { root } = seeded(t)
+    const r = rotiferTty(root, ['agent', 'delete', 'keeper'], { answer: '\u0003' })
+    assert.equal(r.status, 1, r.tty)
+    assert.match(r.tty, /error: not confirmed: agent "keeper" was not deleted/)
+    assert.equal(json(rotifer(root, 'agent', 'show', 'keeper', '--json')).memory.entries, 9)
+  })
+})
+
 describe('command-line mistakes: exit 2 with what to write', () => {
   test('bad values name the accepted ones', (t) => {
     const { root } = seeded(t)

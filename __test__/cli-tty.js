@@ -1,7 +1,7 @@
 'use strict'
 // Runs the real `rotifer` bin on a pseudo-terminal (python3's pty module), as a person at a
 // terminal runs it: stdin and stderr are the terminal, stdout too unless `stdoutTty: false`
-// (then it is a file, as in `rotifer … > out`). The terminal has `columns` columns; `answer`
+// (then it is a file, as in `rotifer … > out`), and stderr unless `stderrTty: false`. The terminal has `columns` columns; `answer`
 // is typed (with Enter) when a question ending in "[y/N] " appears.
 
 const { spawnSync } = require('node:child_process')
@@ -16,8 +16,9 @@ cfg = json.loads(sys.argv[1])
 master, slave = pty.openpty()
 fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack('HHHH', cfg['rows'], cfg['columns'], 0, 0))
 out = open(cfg['stdoutFile'], 'wb') if cfg['stdoutFile'] else slave
+err = open(cfg['stderrFile'], 'wb') if cfg['stderrFile'] else slave
 env = dict(os.environ, **cfg['env'])
-p = subprocess.Popen(cfg['argv'], cwd=cfg['cwd'], stdin=slave, stdout=out, stderr=slave, env=env)
+p = subprocess.Popen(cfg['argv'], cwd=cfg['cwd'], stdin=slave, stdout=out, stderr=err, env=env)
 os.close(slave)
 seen = b''
 answered = cfg['answer'] is None
@@ -44,22 +45,22 @@ status = p.wait()
 sys.stdout.write(json.dumps({'status': status, 'tty': seen.decode('utf-8', 'replace')}))
 `
 
-/** Runs `rotifer ...args` on a terminal; returns { status, tty, stdout }. */
-function rotiferTty(cwd, args, { columns = 80, rows = 24, stdoutTty = true, answer = null, env: extra = {} } = {}) {
+/** Runs `rotifer ...args` on a terminal; returns { status, tty, stdout, stderr }. */
+function rotiferTty(cwd, args, { columns = 80, rows = 24, stdoutTty = true, stderrTty = true, answer = null, env: extra = {} } = {}) {
   // No colour unless a test asks for it (NO_COLOR: '').
   const env = { NO_COLOR: '1', ...extra }
-  const stdoutFile = stdoutTty ? null : path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-tty-')), 'stdout')
-  const cfg = { argv: [process.execPath, BIN, ...args], cwd, columns, rows, answer, env, stdoutFile }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-tty-'))
+  const stdoutFile = stdoutTty ? null : path.join(dir, 'stdout')
+  const stderrFile = stderrTty ? null : path.join(dir, 'stderr')
+  const cfg = { argv: [process.execPath, BIN, ...args], cwd, columns, rows, answer, env, stdoutFile, stderrFile }
   const r = spawnSync('python3', ['-c', DRIVER, JSON.stringify(cfg)], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '' } })
   if (r.status !== 0) throw new Error(`the pty driver failed: ${r.stderr}`)
   const { status, tty } = JSON.parse(r.stdout)
-  let stdout = null
-  if (stdoutFile) {
-    stdout = fs.readFileSync(stdoutFile, 'utf8')
-    fs.rmSync(path.dirname(stdoutFile), { recursive: true, force: true })
-  }
+  const stdout = stdoutFile ? fs.readFileSync(stdoutFile, 'utf8') : null
+  const stderr = stderrFile ? fs.readFileSync(stderrFile, 'utf8') : null
+  fs.rmSync(dir, { recursive: true, force: true })
   // The terminal turns "\n" into "\r\n".
-  return { status, tty: tty.replace(/\r\n/g, '\n'), stdout }
+  return { status, tty: tty.replace(/\r\n/g, '\n'), stdout, stderr }
 }
 
 /** `text` without colour escapes. */

@@ -3,7 +3,7 @@
 // and a progress line on stderr while a long one runs. Scripts (no terminal) get neither.
 
 const readline = require('node:readline')
-const { CliError } = require('./errors')
+const { CliError, UsageError } = require('./errors')
 
 /** True when a person can answer: stdin and stderr are both a terminal. */
 function canAsk() {
@@ -18,6 +18,8 @@ function ask(question) {
   return new Promise((resolve) => {
     const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true })
     let answered = false
+    // Ctrl-C at the question is a no.
+    rl.on('SIGINT', () => rl.close())
     rl.question(`${question} [y/N] `, (answer) => {
       answered = true
       rl.close()
@@ -33,12 +35,16 @@ function ask(question) {
 }
 
 /**
- * Confirms a destructive command: with `yes` (--yes) or without a terminal it goes ahead (a
- * script is not asked); at a terminal the person is asked, and anything but yes stops the
- * command (exit 1, `nothing` says what was left alone).
+ * Confirms a destructive command: with `yes` (--yes) or when stdin is not a terminal it goes
+ * ahead (a script is not asked); at a terminal the person is asked, and anything but yes stops
+ * the command (exit 1, `nothing` says what was left alone). stdin a terminal but stderr not: a
+ * usage error asking for --yes (exit 2).
  */
-async function confirm({ yes, question, nothing }) {
-  if (yes || !canAsk()) return
+async function confirm({ yes, question, nothing, command }) {
+  if (yes || !process.stdin.isTTY) return
+  // A person typed the command but stderr goes elsewhere: no question can be shown, and going
+  // ahead unasked is not for a terminal.
+  if (!canAsk()) throw new UsageError(`${question.replace(/\?$/, '')}: stderr is not a terminal to ask on; add --yes to confirm`, command, { seeHelp: false })
   if (!(await ask(question))) throw new CliError(`not confirmed: ${nothing}`)
 }
 

@@ -131,6 +131,7 @@ const del = {
     // A person at a terminal confirms; scripts are not asked.
     const what = keep ? 'its record (its memory is kept)' : 'its record and its memory'
     await confirm({
+      command: 'agent delete',
       yes: options.yes,
       question: `Delete agent "${agent.name}" (${agent.id}): ${what}?`,
       nothing: `agent "${agent.name}" was not deleted (--yes deletes without asking)`,

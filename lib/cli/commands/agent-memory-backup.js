@@ -89,6 +89,7 @@ const restore = {
     }
     // A person at a terminal confirms that the entries are replaced; scripts are not asked.
     await confirm({
+      command: 'agent memory restore',
       yes: options.yes,
       question: `Replace every entry of agent "${agent.name}" with the backup ${file} (${formatSize(size)})?`,
       nothing: `agent "${agent.name}" was left as it was (--yes restores without asking)`,

@@ -141,6 +141,7 @@ const del = {
       if (matching && matching.length > 1) {
         const bytes = matching.reduce((sum, e) => sum + e.size, 0)
         await confirm({
+          command: 'agent memory delete',
           yes: options.yes,
           question: `Delete ${count(matching.length)} (${what}, ${formatSize(bytes)}) from agent "${agent.name}"?`,
           nothing: `nothing was deleted from agent "${agent.name}" (--yes deletes without asking)`,
