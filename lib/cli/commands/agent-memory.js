@@ -136,8 +136,10 @@ const del = {
       : [hasCategory ? `category ${options.category}` : null, hasPrefix ? `keys starting "${printable(options['key-prefix'])}"` : null].filter(Boolean).join(', ')
     const bar = progress()
     if (!hasKey) {
-      // A person at a terminal confirms a delete of several entries; scripts are not asked.
-      const matching = options.yes && !process.stderr.isTTY ? null : memory.listAgentMemory({ agentId: agent.id, root, ...selection })
+      // A person at a terminal confirms a delete of several entries; scripts are not asked. The
+      // entries are counted only for the question and the progress line.
+      const wanted = (process.stdin.isTTY && !options.yes) || process.stderr.isTTY
+      const matching = wanted ? memory.listAgentMemory({ agentId: agent.id, root, ...selection }) : null
       if (matching && matching.length > 1) {
         const bytes = matching.reduce((sum, e) => sum + e.size, 0)
         await confirm({
