@@ -4,6 +4,7 @@
 
 const readline = require('node:readline')
 const { CliError, UsageError } = require('./errors')
+const { printable, truncate } = require('./format')
 
 /** True when a person can answer: stdin and stderr are both a terminal. */
 function canAsk() {
@@ -64,7 +65,8 @@ function progress({ json = false } = {}) {
     step(text) {
       if (!on) return
       const width = process.stderr.columns > 0 ? process.stderr.columns - 1 : 79
-      const line = text.length > width ? `${text.slice(0, width - 1)}…` : text
+      // One line, never wrapped: a wrapped line could not be erased with one \r.
+      const line = truncate(printable(text), width)
       process.stderr.write(`${shown ? '\r\x1b[2K' : ''}${line}`)
       shown = true
     },
