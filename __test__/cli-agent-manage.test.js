@@ -30,11 +30,7 @@ const dbOf = (root, agent) => path.join(root, '.rotifer', 'memory', `${agent.id}
 const snapshot = (root) => Object.fromEntries(stateFiles(root).filter((f) => !f.endsWith('.jsonl')).map((f) => [f, fs.readFileSync(path.join(root, f)).toString('base64')]))
 const auditLines = (root) => fs.readFileSync(path.join(root, '.rotifer', 'audit.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
 
-/** Runs the bin with a pseudo-terminal as stdin (`script`). */
-function viaTty(root, ...args) {
-  return spawnSync('script', ['-qec', [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'],
-    { cwd: root, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] })
-}
+const { rotiferTty } = require('./cli-tty')
 
 describe('rotifer agent update', () => {
   test('reconfigures the database and the record; prints quota, data policy and usage', (t) => {
@@ -199,15 +195,29 @@ describe('rotifer agent delete', () => {
     assert.deepEqual(stateFiles(root), before)
   })
 
-  test('at a terminal it needs --yes; scripts are not asked', (t) => {
+  test('at a terminal it asks first (--yes does not); scripts are not asked', (t) => {
     const { root, agent } = seeded(t)
     const before = stateFiles(root)
-    const refused = viaTty(root, 'agent', 'delete', 'keeper')
-    assert.equal(refused.status, 2, refused.stdout + refused.stderr)
-    assert.match(refused.stdout + refused.stderr, /this deletes agent "keeper" \(.*\): its record and its memory; add --yes to confirm/)
-    assert.deepEqual(stateFiles(root), before)
-    const confirmed = viaTty(root, 'agent', 'delete', 'keeper', '--yes')
-    assert.equal(confirmed.status, 0, confirmed.stdout)
+    const question = /Delete agent "keeper" \([0-9a-f-]{36}\): its record and its memory\? \[y\/N\] /
+    for (const answer of ['n', '', 'yes please']) {
+      const declined = rotiferTty(root, ['agent', 'delete', 'keeper'], { answer })
+      assert.equal(declined.status, 1, declined.tty)
+      assert.match(declined.tty, question)
+      assert.match(declined.tty, /error: not confirmed: agent "keeper" was not deleted \(--yes deletes without asking\)/)
+      assert.deepEqual(stateFiles(root), before)
+    }
+    const asked = rotiferTty(root, ['agent', 'delete', 'keeper', '--keep-memory'], { answer: 'Y' })
+    assert.match(asked.tty, /Delete agent "keeper" \([0-9a-f-]{36}\): its record \(its memory is kept\)\? \[y\/N\] /)
+    assert.equal(asked.status, 0, asked.tty)
+    assert.match(asked.tty, /Deleted agent "keeper"/)
+    assert.equal(fs.existsSync(dbOf(root, agent)), true, 'the memory was kept')
+  })
+
+  test('with --yes at a terminal nothing is asked', (t) => {
+    const { root, agent } = seeded(t)
+    const confirmed = rotiferTty(root, ['agent', 'delete', 'keeper', '--yes'])
+    assert.equal(confirmed.status, 0, confirmed.tty)
+    assert.doesNotMatch(confirmed.tty, /\[y\/N\]/)
     assert.equal(fs.existsSync(dbOf(root, agent)), false)
   })
 

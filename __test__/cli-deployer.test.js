@@ -9,6 +9,8 @@ const fs = require('node:fs')
 const path = require('node:path')
 const memory = require('../index.js')
 const { BIN, rotifer, json, makeProject, addGene, PROBE, steps, createAgent, oneErrorLine } = require('./cli-harness')
+const { formatSize } = require('../lib/cli/format')
+const { rotiferTty } = require('./cli-tty')
 
 const A = 'v2:' + 'a'.repeat(64)
 const B = 'v2:' + 'b'.repeat(64)
@@ -62,7 +64,7 @@ describe('rotifer agent memory export / import (R-MIG)', () => {
     const file = path.join(src.root, 'src.memory.jsonl')
     const r = rotifer(src.root, 'agent', 'memory', 'export', 'src', '--output', file)
     assert.equal(r.status, 0, r.stderr)
-    assert.match(r.stdout, /^Exported 3 entries of agent "src" to .*\(PREFERENCE 1, PATTERN 1, CONTEXT 1, CACHE 0; \d+ bytes\)\n$/)
+    assert.match(r.stdout, /^Exported 3 entries of agent "src" to .*\(PREFERENCE 1, PATTERN 1, CONTEXT 1, CACHE 0; \d+(\.\d)? (B|KB|MB)\)\n$/)
     assert.equal(fs.statSync(file).mode & 0o777, 0o600)
     const header = JSON.parse(fs.readFileSync(file, 'utf8').split('\n')[0])
     assert.equal(header.format, 'rotifer-memory-bundle')
@@ -101,7 +103,7 @@ describe('rotifer agent memory export / import (R-MIG)', () => {
     const dst2 = target(t, '--memory-quota=8MB', '--allow-anonymization')
     const text = rotifer(dst2.root, 'agent', 'memory', 'import', 'dst', withCache)
     assert.equal(text.status, 0, text.stderr)
-    assert.match(text.stdout, /^Imported 4 entries into agent "dst": 4 created, 0 replaced\n$/)
+    assert.match(text.stdout, /^Imported 4 entries into agent "dst": 4 created, 0 updated\n$/)
     assert.deepEqual(getJson(dst2.root, 'dst', 'cache/bin').value, Buffer.from([0, 1, 2, 27, 255]).toString('base64'))
   })
 
@@ -138,7 +140,7 @@ describe('rotifer agent memory export / import (R-MIG)', () => {
     const audit = auditText(dst.root)
     const r = rotifer(dst.root, 'agent', 'memory', 'import', 'dst', file)
     assert.equal(r.status, 1)
-    assert.match(oneErrorLine(r), /bundle line 2 \(key "pref\/indent"\): the target agent has this key already; import with onConflict "skip"/)
+    assert.match(oneErrorLine(r), /bundle line 2 \(key "pref\/indent"\): the target agent has this key already; import with --on-conflict skip \(keep the target's\) or --on-conflict replace \(take the bundle's\)/)
     assert.deepEqual(list(dst.root, 'dst').map((e) => e.key), ['pref/indent'])
     assert.equal(auditText(dst.root), audit)
     assert.deepEqual(json(rotifer(dst.root, 'agent', 'memory', 'import', 'dst', file, '--on-conflict', 'skip', '--json')),
@@ -188,9 +190,13 @@ describe('rotifer agent list / show', () => {
     const r = rotifer(src.root, 'agent', 'list')
     assert.equal(r.status, 0, r.stderr)
     const lines = r.stdout.trimEnd().split('\n')
-    assert.match(lines[0], /^NAME\s+ID\s+GENES\s+COMPOSITION\s+MEMORY\s+ENTRIES$/)
+    assert.match(lines[0], /^NAME\s+ID\s+GENES\s+COMPOSITION\s+ENTRIES\s+MEMORY\s+USED$/)
     const row = lines.find((l) => l.startsWith('src '))
-    assert.match(row, new RegExp(`^src\\s+${src.agent.id}\\s+probe\\s+Seq\\(probe\\)\\s+${sizes} bytes / 8MB\\s+4$`))
+    // Sizes for people (not a terminal: the percentage, no bar); --json above has the bytes.
+    const human = formatSize(sizes)
+    assert.match(human, /^\d+(\.\d)? (B|KB|MB)$/)
+    const pct = `${((sizes / (8 * 1024 * 1024)) * 100).toFixed(1)}%`
+    assert.match(row, new RegExp(`^src\\s+${src.agent.id}\\s+probe\\s+Seq\\(probe\\)\\s+4\\s+${human.replace('.', '\\.')} / 8 MB\\s+${pct.replace('.', '\\.')}$`))
   })
 
   test('show: record, data policy and per-category usage; never creates a missing database', (t) => {
@@ -209,8 +215,10 @@ describe('rotifer agent list / show', () => {
     const r = rotifer(src.root, 'agent', 'show', 'src')
     assert.equal(r.status, 0, r.stderr)
     assert.match(r.stdout, /data policy {3}anonymization supported, no retention limit/)
-    assert.match(r.stdout, new RegExp(`memory {8}${m.used} bytes used of 8MB \\(8388608 bytes\\)`))
-    assert.match(r.stdout, new RegExp(`\\nPATTERN\\s+1\\s+${m.categories.PATTERN.bytes}\\s+${m.categories.PATTERN.bytes}\\s+-\\n`))
+    assert.match(r.stdout, /\n {2}quota {9}8MB \(8388608 bytes\)\n/)
+    assert.match(r.stdout, new RegExp(`memory {8}${formatSize(m.used).replace('.', '\\.')} used \\(\\d+\\.\\d%\\), 4 entries, `))
+    const pattern = formatSize(m.categories.PATTERN.bytes).replace('.', '\\.')
+    assert.match(r.stdout, new RegExp(`\\nPATTERN\\s+1\\s+${pattern}\\s+${pattern}\\s+-\\s+\\d+\\.\\d%\\n`))
 
     // A database deleted by hand is reported as not created, and not recreated by looking.
     const db = path.join(src.root, '.rotifer', 'memory', `${src.agent.id}.db`)
@@ -373,19 +381,24 @@ describe('--key-prefix on agent memory list and delete', () => {
     assert.deepEqual(keys(root), ['other'])
   })
 
-  test('on a terminal, a delete of more than one entry needs --yes', (t) => {
+  test('on a terminal, a delete of more than one entry asks first; --yes does not', (t) => {
     const root = seeded(t)
-    // `script` gives the command a pseudo-terminal as stdin.
-    const viaTty = (...args) => spawnSync('script', ['-qec', [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' '), '/dev/null'],
-      { cwd: root, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] })
-    const refused = viaTty('agent', 'memory', 'delete', 'keeper', '--key-prefix', 'user')
-    assert.equal(refused.status, 2, refused.stdout + refused.stderr)
-    assert.match(refused.stdout + refused.stderr, /this deletes 4 entries; add --yes to confirm/)
+    const viaTty = (args, opts) => rotiferTty(root, ['agent', 'memory', 'delete', 'keeper', ...args], opts)
+    const declined = viaTty(['--key-prefix', 'user'], { answer: 'n' })
+    assert.equal(declined.status, 1, declined.tty)
+    assert.match(declined.tty, /Delete 4 entries \(keys starting "user", \d+ B\) from agent "keeper"\? \[y\/N\] /)
+    assert.match(declined.tty, /error: not confirmed: nothing was deleted from agent "keeper"/)
     assert.equal(keys(root).length, 5, 'nothing deleted')
-    const one = viaTty('agent', 'memory', 'delete', 'keeper', '--key-prefix', 'users')
-    assert.equal(one.status, 0, one.stdout)
-    const confirmed = viaTty('agent', 'memory', 'delete', 'keeper', '--key-prefix', 'user', '--yes')
-    assert.equal(confirmed.status, 0, confirmed.stdout)
+    // One entry, or one key: nothing to ask.
+    const one = viaTty(['--key-prefix', 'users'])
+    assert.equal(one.status, 0, one.tty)
+    assert.doesNotMatch(one.tty, /\[y\/N\]/)
+    const accepted = viaTty(['--key-prefix', 'user/'], { answer: 'y' })
+    assert.equal(accepted.status, 0, accepted.tty)
+    assert.match(accepted.tty, /Deleted 2 entries \(keys starting "user\/"\)/)
+    const confirmed = viaTty(['--key-prefix', 'user', '--yes'])
+    assert.equal(confirmed.status, 0, confirmed.tty)
+    assert.doesNotMatch(confirmed.tty, /\[y\/N\]/)
     assert.deepEqual(keys(root), ['other'])
   })
 })

@@ -7,6 +7,23 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { rotifer, makeProject, oneErrorLine } = require('./cli-harness')
 
+/** The help's `Usage:` lines with their wrapped continuations joined: one line per form. */
+function unwrapUsage(help) {
+  const lines = help.split('\n')
+  const out = []
+  for (const line of lines) {
+    if (line === '') break
+    if (/^ {7}rotifer /.test(line) || line.startsWith('Usage: ')) out.push(line.replace(/^Usage: | {7}/, ''))
+    else out[out.length - 1] += ' ' + line.trim()
+  }
+  return out.map((l, i) => (i === 0 ? `Usage: ${l}` : l)).join('\n')
+}
+
+/** Help with each option's wrapped description joined back onto its line. */
+function flat(help) {
+  return help.replace(/\n {3,}(?=\S)/g, ' ')
+}
+
 const COMMANDS = {
   '': /^Usage: rotifer <command>/,
   agent: /^Usage: rotifer agent <command>/,
@@ -43,22 +60,22 @@ test('--help on every command prints its usage, exits 0 and runs nothing', (t) =
     // Extra, even invalid, arguments do not stop the help.
     const r = rotifer(root, ...words, 'some-name', '--bogus', '--help')
     assert.equal(r.status, 0, `${command} --help: ${r.stderr}`)
-    assert.match(r.stdout, usage, command)
+    assert.match(unwrapUsage(r.stdout), usage, command)
     assert.equal(r.stderr, '')
   }
-  assert.match(rotifer(root, 'agent', 'memory', 'delete', '-h').stdout, COMMANDS['agent memory delete'])
+  assert.match(unwrapUsage(rotifer(root, 'agent', 'memory', 'delete', '-h').stdout), COMMANDS['agent memory delete'])
   assert.equal(fs.existsSync(path.join(root, '.rotifer')), false)
   // Groups list their commands.
-  assert.match(rotifer(root, 'agent', '--help').stdout, /\n {2}create .*\n {2}list .*\n {2}show .*\n {2}run .*\n {2}update .*\n {2}delete .*\n {2}memory /)
-  assert.match(rotifer(root, '--help').stdout, /\n {2}agent .*\n {2}gene .*\n {2}init .*\n {2}list .*\n {2}wrap .*\n {2}compile .*\n {2}run .*\n {2}test /)
+  assert.match(rotifer(root, 'agent', '--help').stdout, /\n {2}create [^]*?\n {2}list [^]*?\n {2}show [^]*?\n {2}run [^]*?\n {2}update [^]*?\n {2}delete [^]*?\n {2}memory /)
+  assert.match(rotifer(root, '--help').stdout, /\n {2}agent [^]*?\n {2}gene [^]*?\n {2}init [^]*?\n {2}list [^]*?\n {2}wrap [^]*?\n {2}compile [^]*?\n {2}run [^]*?\n {2}test /)
   // Short options are shown with their long form.
   assert.match(rotifer(root, 'wrap', '--help').stdout, /\n {2}-d, --domain <domain> /)
   assert.match(rotifer(root, 'agent', 'create', '--help').stdout, /\n {2}-g, --genes <gene…> /)
   // Upstream's flags are there, with the values they accept and their defaults.
-  const create = rotifer(root, 'agent', 'create', '--help').stdout
+  const create = flat(rotifer(root, 'agent', 'create', '--help').stdout)
   assert.match(create, /--composition <kind\|file\.json> +how --genes compose: Seq, Par, Cond, Try, TryPool \(default Seq\)/)
   assert.match(create, /--par-merge <merge> +with --composition Par: first, concat, merge \(default first/)
-  const run = rotifer(root, 'agent', 'run', '--help').stdout
+  const run = flat(rotifer(root, 'agent', 'run', '--help').stdout)
   assert.match(run, /--input <json> .*default \{"name":"world"\}/)
   assert.match(run, /--verbose +write each gene's run/)
   assert.match(run, /--timeout <seconds> .*default 60,/)

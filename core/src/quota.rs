@@ -31,6 +31,14 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
     if int.is_empty() || frac.contains('.') || (number.contains('.') && frac.is_empty()) {
         return Err(bad("is not a decimal number"));
     }
+    // A zero says so whatever follows it (`0`, `0MB`, `0.0 kb`): "more than 0" is the fix.
+    if number.bytes().all(|b| b == b'0' || b == b'.') {
+        return Err(bad("must be more than 0"));
+    }
+    // `1e3MB`: an exponent is not a decimal number; name it rather than "an unknown unit".
+    if unit.len() > 1 && unit.starts_with(['e', 'E']) && unit[1..].starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+') {
+        return Err(bad("is not a plain decimal number (no exponent)"));
+    }
     let multiplier: u64 = match unit.to_ascii_uppercase().as_str() {
         "KB" => 1024,
         "MB" => 1024 * 1024,
@@ -43,7 +51,7 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
     let mut bytes: u128 = int_value.checked_mul(multiplier as u128).ok_or_else(|| bad("is too large"))?;
     bytes += u128::from(fraction_bytes(frac, multiplier));
     if bytes == 0 {
-        return Err(bad("is zero"));
+        return Err(bad("must be more than 0"));
     }
     if bytes > MAX_QUOTA as u128 {
         return Err(bad("is over 1024GB"));
@@ -125,6 +133,23 @@ mod tests {
             let e = parse_memory_quota(bad).unwrap_err();
             assert_eq!(e.code, crate::ErrorCode::InvalidInput, "{bad}");
             assert!(e.message.contains("512KB"), "message shows the accepted forms: {}", e.message);
+        }
+    }
+
+    #[test]
+    fn rejections_say_what_is_wrong() {
+        for (bad, why) in [
+            ("0", "must be more than 0"),
+            ("0MB", "must be more than 0"),
+            ("0.00 kb", "must be more than 0"),
+            ("0.0001KB", "must be more than 0"),
+            ("1e3MB", "is not a plain decimal number (no exponent)"),
+            ("2E-1GB", "is not a plain decimal number (no exponent)"),
+            ("100", "has no unit"),
+            ("5MiB", "has an unknown unit"),
+        ] {
+            let e = parse_memory_quota(bad).unwrap_err();
+            assert!(e.message.contains(&format!("{bad:?} {why};")), "{bad}: {}", e.message);
         }
     }
 

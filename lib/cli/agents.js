@@ -72,10 +72,10 @@ function readRecordText(file) {
 /** Checks a name given to `rotifer agent create`. */
 function checkAgentName(name) {
   if (!AGENT_NAME.test(name)) {
-    throw new CliError(`agent name ${JSON.stringify(name)} is not valid: use 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit`)
+    throw new UsageError(`agent name ${JSON.stringify(name)} is not valid: use 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit`, 'agent create', { seeHelp: false })
   }
   // Agents are found by name or id; a name shaped like an id would be shadowed by that id.
-  if (UUID.test(name)) throw new CliError(`agent name ${JSON.stringify(name)} looks like an agent id; choose another name`)
+  if (UUID.test(name)) throw new UsageError(`agent name ${JSON.stringify(name)} looks like an agent id; choose another name`, 'agent create', { seeHelp: false })
 }
 
 /**

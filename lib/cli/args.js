@@ -1,16 +1,35 @@
 'use strict'
-// Command-line parsing for one command, from its declaration. Hand-written rather than
-// node:util.parseArgs because `--genes a b c` takes several words and errors must name the
-// command they belong to.
+// Command-line parsing for one command, from its declaration. The words are split by
+// `commander` (Command#parseOptions: `--name=value`, `--name value`, `-g value`, `-gvalue`,
+// variadic values, `--`); what each option means and every message are this file's, so errors
+// name the command they belong to, say what to write, and exit 2.
 //
 // Option forms: `--name=value` or `--name value` (a value may start with a single `-`, so
 // `--memory-quota -5MB` reaches the quota check); boolean flags take no value; a `list` option
 // takes every following word up to the next option, and commas also separate its items. An
-// option may declare a one-letter `short` form (`-d value` for `--domain value`).
-// `--` ends the options.
+// option may declare a one-letter `short` form (`-d value` for `--domain value`), and a
+// `choices` list: any other value is a usage error naming the accepted ones. `--` ends the
+// options. `--no-x` is an option of its own, never the negation of `--x`.
 
+const { Command, Option } = require('commander')
 const { UsageError } = require('./errors')
 const { didYouMean } = require('./suggest')
+
+/** The commander flags of one option spec: `-g, --genes <value...>`, `--json`. */
+function flagsOf(name, spec) {
+  const short = spec.short !== undefined ? `-${spec.short}, ` : ''
+  if (spec.type === 'boolean') return `${short}--${name}`
+  return `${short}--${name} ${spec.type === 'list' ? '<value...>' : '<value>'}`
+}
+
+/** `; did you mean …` and the accepted values, for a bad value of a `choices` option. */
+function choiceError(name, value, choices) {
+  const close = didYouMean(value, choices)
+  return `invalid --${name} ${JSON.stringify(value)}${close}: use ${choices.slice(0, -1).join(', ')} or ${choices[choices.length - 1]}`
+}
+
+/** The unit of a size, as a word of its own: `MB`, `kb`, `GB`. */
+const SIZE_UNIT = /^[kmg]b$/i
 
 /**
  * Parses `argv` for `command` ({ name, positionals: [names], options: { name: { type } } }).
@@ -18,77 +37,102 @@ const { didYouMean } = require('./suggest')
  * absent; list options are arrays; flags are `true`.
  */
 function parseArgs(argv, command) {
-  const usage = (msg) => new UsageError(msg, command.name)
+  const usage = (msg, opts) => new UsageError(msg, command.name, opts)
   const specs = command.options || {}
-  const positionals = []
   const options = {}
-  let i = 0
-  let onlyPositionals = false
+  // Which word gave each value: `--name=value` (inline) or the next word.
+  const inline = (name, value) => argv.includes(`--${name}=${value}`)
 
-  const takeValue = (name, inline) => {
-    if (inline !== undefined) return inline
-    const next = argv[i + 1]
-    if (next === undefined || next.startsWith('--')) throw usage(`--${name} needs a value`)
-    i++
-    return next
+  const parser = new Command(command.name)
+  parser.exitOverride().helpOption(false).allowUnknownOption(false)
+  parser.configureOutput({ writeOut: () => {}, writeErr: () => {} })
+  for (const [name, spec] of Object.entries(specs)) {
+    parser.addOption(new Option(flagsOf(name, spec)))
+    // Our own listener: commander's would merge `--x` and `--no-x` into one value, and keep
+    // only the last of a repeated option.
+    parser.on(`option:${name}`, (value) => {
+      if (spec.type === 'boolean') {
+        options[name] = true
+      } else if (spec.type === 'list') {
+        if (value.startsWith('-') && !inline(name, value)) throw usage(`--${name} needs at least one value`)
+        options[name] = [...(options[name] || []), ...splitList(value)]
+      } else {
+        if (name in options) throw usage(`--${name} is given more than once`)
+        if (value.startsWith('--') && !inline(name, value)) throw usage(`--${name} needs a value`)
+        options[name] = value
+      }
+    })
   }
 
-  for (; i < argv.length; i++) {
-    const arg = argv[i]
-    if (onlyPositionals || !arg.startsWith('-') || arg === '-') {
-      positionals.push(arg)
-      continue
+  let operands
+  let unknown
+  try {
+    ;({ operands, unknown } = parser.parseOptions(argv))
+  } catch (e) {
+    if (e instanceof UsageError) throw e
+    // The only error parseOptions raises itself: the last word is an option without its value.
+    if (e.code === 'commander.optionMissingArgument') {
+      const last = argv[argv.length - 1]
+      const name = Object.keys(specs).find((n) => last === `--${n}` || last === `-${specs[n].short}`)
+      throw usage(specs[name].type === 'list' ? `--${name} needs at least one value` : `--${name} needs a value`)
     }
-    if (arg === '--') {
-      onlyPositionals = true
-      continue
-    }
-    let name
-    let inline
-    if (!arg.startsWith('--')) {
-      // A short form (`-d value`), for the options that declare one, as upstream's commands do.
-      const short = Object.keys(specs).find((n) => specs[n].short !== undefined && `-${specs[n].short}` === arg)
-      if (short === undefined) throw usage(`unknown option ${arg}`)
-      name = short
-    } else {
-      const eq = arg.indexOf('=')
-      name = eq === -1 ? arg.slice(2) : arg.slice(2, eq)
-      inline = eq === -1 ? undefined : arg.slice(eq + 1)
-    }
-    const spec = Object.prototype.hasOwnProperty.call(specs, name) ? specs[name] : undefined
-    if (!spec) throw usage(`unknown option --${name}${didYouMean(name, Object.keys(specs), (n) => `--${n}`)}`)
+    throw e
+  }
+  // Everything from the first unknown option on is `unknown`; the option comes first.
+  if (unknown.length > 0) throw unknownOption(unknown[0], specs, usage)
 
-    if (spec.type === 'boolean') {
-      if (inline !== undefined) throw usage(`--${name} takes no value`)
-      options[name] = true
-    } else if (spec.type === 'list') {
-      const items = options[name] || []
-      if (inline !== undefined) {
-        items.push(...splitList(inline))
-      } else {
-        while (i + 1 < argv.length && !argv[i + 1].startsWith('-')) items.push(...splitList(argv[++i]))
-      }
-      if (items.length === 0) throw usage(`--${name} needs at least one value`)
-      options[name] = items
-    } else {
-      if (name in options) throw usage(`--${name} is given more than once`)
-      options[name] = takeValue(name, inline)
+  for (const [name, spec] of Object.entries(specs)) {
+    if (spec.type === 'list' && name in options && options[name].length === 0) throw usage(`--${name} needs at least one value`)
+    if (spec.choices && spec.type !== 'list' && name in options && !spec.choices.includes(options[name])) {
+      throw usage(choiceError(name, options[name], spec.choices), { seeHelp: false })
     }
   }
 
   const names = command.positionals || []
   // Positionals listed in `optionalPositionals` come last and may be left out.
   const required = names.filter((n) => !(command.optionalPositionals || []).includes(n))
-  if (positionals.length < required.length) {
-    throw usage(`missing <${names[positionals.length]}>`)
+  if (operands.length < required.length) {
+    throw usage(`missing <${names[operands.length]}>`)
   }
-  if (positionals.length > names.length) {
-    throw usage(`unexpected argument ${JSON.stringify(positionals[names.length])}`)
-  }
+  if (operands.length > names.length) throw unexpected(operands[names.length], argv, specs, usage)
   for (const [name, spec] of Object.entries(specs)) {
     if (spec.required && !(name in options)) throw usage(`--${name} is required`)
   }
-  return { positionals: Object.fromEntries(names.map((n, k) => [n, positionals[k]])), options }
+  return { positionals: Object.fromEntries(names.map((n, k) => [n, operands[k]])), options }
+}
+
+function unknownOption(arg, specs, usage) {
+  if (!arg.startsWith('--')) return usage(`unknown option ${arg}`)
+  const eq = arg.indexOf('=')
+  const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq)
+  // `--flag=value` for a flag: commander leaves it unknown.
+  if (eq !== -1 && Object.prototype.hasOwnProperty.call(specs, name) && specs[name].type === 'boolean') {
+    return usage(`--${name} takes no value`)
+  }
+  return usage(`unknown option --${name}${didYouMean(name, Object.keys(specs), (n) => `--${n}`)}`)
+}
+
+/**
+ * `unexpected argument "MB"`, with the fix when it is plainly the rest of an option's value
+ * the shell split (`--memory-quota 50 MB`).
+ */
+function unexpected(word, argv, specs, usage) {
+  const at = argv.indexOf(word)
+  const before = at >= 2 ? argv[at - 2] : null
+  const value = at >= 1 ? argv[at - 1] : null
+  const name = before && before.startsWith('--') ? before.slice(2) : null
+  const spec = name && Object.prototype.hasOwnProperty.call(specs, name) ? specs[name] : null
+  // A size (`value: '<size>'`) whose unit the shell split off: `--memory-quota 50 MB`.
+  if (spec && spec.value === '<size>' && /^[0-9.]+$/.test(value) && SIZE_UNIT.test(word)) {
+    return usage(`unexpected argument ${JSON.stringify(word)}: to give --${name} "${value} ${word}", write --${name}=${value}${word} or quote it: --${name} "${value} ${word}"`, { seeHelp: false })
+  }
+  if (/\s/.test(word) === false && value !== null && value.startsWith('--') && value.includes('=') === false) {
+    const n = value.slice(2)
+    if (Object.prototype.hasOwnProperty.call(specs, n) && specs[n].type === 'boolean') {
+      return usage(`unexpected argument ${JSON.stringify(word)}: --${n} takes no value`)
+    }
+  }
+  return usage(`unexpected argument ${JSON.stringify(word)}`)
 }
 
 function splitList(text) {

@@ -3,10 +3,13 @@
 // options and runs it. Every failure becomes one line on stderr and a non-zero exit code
 // (2 for a wrong command line, 1 for anything else).
 
+const { Help } = require('commander')
 const { parseArgs, wantsHelp } = require('./args')
+const { displayWidth, terminalWidth } = require('./format')
 const { CliError, UsageError, describeError, oneLine } = require('./errors')
 const { findProjectRoot, checkProjectFile } = require('./project')
 const { didYouMean } = require('./suggest')
+const { readAgents } = require('./agents')
 const agent = require('./commands/agent')
 const agentMemory = require('./commands/agent-memory')
 const gene = require('./commands/gene')
@@ -82,37 +85,117 @@ function fullName(node) {
   return node.name ? `rotifer ${node.name}` : 'rotifer'
 }
 
+/**
+ * commander's help layout (Help#formatItem, Help#boxWrap) at `width` columns, measuring text
+ * as the terminal does (CJK and emoji take two columns).
+ */
+function helper(width) {
+  const h = new Help()
+  h.helpWidth = width
+  // Wrap descriptions even in a narrow column (commander's default gives up below 40).
+  h.minWidthToWrap = 16
+  h.displayWidth = (text) => displayWidth(text)
+  return h
+}
+
+/** The width help is laid out in: the terminal's, at most 100; 80 when not a terminal. */
+function helpWidth() {
+  return Math.min(100, terminalWidth(process.stdout, 80))
+}
+
+/** Rows of `[term, description]` as aligned items, descriptions wrapped under themselves. */
+function items(h, rows) {
+  const termWidth = Math.max(...rows.map((r) => h.displayWidth(r[0])))
+  return rows.map(([term, text]) => h.formatItem(term, termWidth, text, h))
+}
+
+/**
+ * `Usage: …` lines, wrapped between the parts of the synopsis (never inside `[…]` or `(…)`),
+ * each continuation indented under the first part after the command's name.
+ */
+function usageLines(h, usage, commandWords) {
+  const out = []
+  usage.split('\n').map((l) => l.trim()).forEach((line, n) => {
+    const lead = n === 0 ? 'Usage: ' : '       '
+    const head = line.startsWith(commandWords + ' ') ? commandWords + ' ' : ''
+    // Spaces inside brackets become a placeholder, so that boxWrap breaks only between parts.
+    let depth = 0
+    const glued = [...line.slice(head.length)].map((c) => {
+      if (c === '[' || c === '(') depth++
+      if (c === ']' || c === ')') depth--
+      return c === ' ' && depth > 0 ? '\u0001' : c
+    }).join('')
+    // Continuations go under the first part after the command's name, or, when a part would
+    // not fit there, just in from "Usage:".
+    const widestPart = Math.max(...glued.split(' ').map((p) => h.displayWidth(p)))
+    const indent = ' '.repeat(lead.length + (lead.length + head.length + widestPart <= h.helpWidth ? head.length : 2))
+    // Greedy: as many parts on a line as fit (a part too wide for any line goes alone).
+    const lines = [lead + head.trimEnd()]
+    for (const part of glued.split(' ').map((p) => p.replace(/\u0001/g, ' '))) {
+      const last = lines[lines.length - 1]
+      const bare = last.trim() === '' || last === lead + head.trimEnd()
+      if (h.displayWidth(`${last} ${part}`) <= h.helpWidth || (bare && last !== indent)) lines[lines.length - 1] = `${last} ${part}`
+      else lines.push(indent + part)
+    }
+    out.push(lines.join('\n'))
+  })
+  return out
+}
+
+/**
+ * An example command line, broken with ` \` between words (outside quotes) when it is wider
+ * than the help: what is printed can still be pasted into a shell.
+ */
+function exampleLines(h, example) {
+  const width = h.helpWidth - 2
+  if (h.displayWidth(example) <= width) return [`  ${example}`]
+  const words = example.match(/(?:'[^']*'|"(?:[^"\\]|\\.)*"|[^\s'"])+/g) || [example]
+  const lines = []
+  let line = ''
+  for (const w of words) {
+    const next = line ? `${line} ${w}` : w
+    if (line && h.displayWidth(next) + 2 > width - (lines.length ? 4 : 0)) {
+      lines.push(line + ' \\')
+      line = w
+    } else {
+      line = next
+    }
+  }
+  lines.push(line)
+  return lines.map((l, i) => (i === 0 ? `  ${l}` : `      ${l}`))
+}
+
 function groupHelp(node) {
+  const h = helper(helpWidth())
   const names = Object.keys(node.commands)
-  const width = Math.max(...names.map((n) => n.length))
   return [
-    `Usage: ${fullName(node)} <command> [options]`,
+    ...usageLines(h, `${fullName(node)} <command> [options]`, fullName(node)),
     '',
-    node.summary.charAt(0).toUpperCase() + node.summary.slice(1) + '.',
+    h.boxWrap(node.summary.charAt(0).toUpperCase() + node.summary.slice(1) + '.', h.helpWidth),
     '',
     'Commands:',
-    ...names.map((n) => `  ${n.padEnd(width)}  ${node.commands[n].summary}`),
+    ...items(h, names.map((n) => [n, node.commands[n].summary])),
     '',
-    `Run "${fullName(node)} <command> --help" for the options of a command.`,
-    ...(node === tree ? ['The project root is the nearest folder upwards holding rotifer.json, else the current folder.'] : []),
+    h.boxWrap(`Run "${fullName(node)} <command> --help" for the options of a command.` +
+      (node === tree ? ' The project root is the nearest folder upwards holding rotifer.json, else the current folder.' : ''), h.helpWidth),
   ].join('\n')
 }
 
 function commandHelp(cmd) {
+  const h = helper(helpWidth())
   const rows = Object.entries(cmd.options || {}).map(([name, o]) => [
     (o.short ? `-${o.short}, ` : '') + (o.type === 'boolean' ? `--${name}` : `--${name} ${o.value || '<value>'}`),
     o.help + (o.required ? ' (required)' : ''),
   ])
   rows.push(['-h, --help', 'show this help'])
-  const width = Math.max(...rows.map((r) => r[0].length))
   return [
-    `Usage: ${cmd.usage}`,
+    ...usageLines(h, cmd.usage, `rotifer ${cmd.name}`),
     '',
-    ...cmd.description,
+    h.boxWrap(cmd.description.join(' '), h.helpWidth),
     '',
     'Options:',
-    ...rows.map(([flag, help]) => `  ${flag.padEnd(width)}  ${help}`),
-    ...(cmd.examples && cmd.examples.length ? ['', 'Examples:', ...cmd.examples.map((e) => `  ${e}`)] : []),
+    ...items(h, rows),
+    ...(cmd.examples && cmd.examples.length ? ['', 'Examples:', ...cmd.examples.flatMap((e) => exampleLines(h, e))] : []),
   ].join('\n')
 }
 
@@ -126,6 +209,7 @@ function helpOf(node) {
  */
 async function main(argv, io) {
   const { node, rest } = resolve(argv)
+  let root = null
   try {
     if (wantsHelp(rest) || (node === tree && rest[0] === 'help')) {
       io.out(helpOf(node))
@@ -146,13 +230,29 @@ async function main(argv, io) {
     const args = parseArgs(rest, node)
     // `rotifer init` makes a new project: it needs none, and a broken one above must not stop it.
     if (node.needsProject === false) return await node.run({ ...args, cwd: process.cwd(), io })
-    const root = findProjectRoot(process.cwd())
+    root = findProjectRoot(process.cwd())
     checkProjectFile(root)
     return await node.run({ ...args, root, io })
   } catch (e) {
-    io.err(`error: ${oneLine(messageOf(e))}`)
+    io.err(`error: ${oneLine(withAgentNames(messageOf(e), root))}`)
     return e instanceof CliError ? e.exitCode : 1
   }
+}
+
+/**
+ * The memory API names agents by id (`agent "5d3e…"`): where the project has a record with
+ * that id, its name goes first, `agent "my-agent" (5d3e…)`, as the CLI's own messages say it.
+ */
+function withAgentNames(message, root) {
+  const ids = /agent "([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"/g
+  if (root === null || !ids.test(message)) return message
+  let names
+  try {
+    names = new Map(readAgents(root).map((a) => [a.id, a.name]))
+  } catch {
+    return message
+  }
+  return message.replace(ids, (whole, id) => (names.has(id) ? `agent "${names.get(id)}" (${id})` : whole))
 }
 
 function messageOf(e) {

@@ -9,14 +9,12 @@ const path = require('node:path')
 const memory = require('../../../index.js')
 const { CliError, UsageError } = require('../errors')
 const { findAgent, writeAgent, agentsDir } = require('../agents')
-const { formatQuota, formatSize } = require('../format')
+const { formatQuota, formatSize, policyText, plural, field, terminalWidth } = require('../format')
 const { MAX_RETENTION_DAYS } = require('../../formats/agent-record')
 const { fitnessFile } = require('../../formats/fitness-state')
+const { confirm, progress } = require('../interactive')
 
-function describePolicy(p) {
-  return `anonymization ${p.anonymizationSupported ? 'supported' : 'not supported'}, ` +
-    (p.maxRetentionDays === null ? 'no retention limit' : `entries kept at most ${p.maxRetentionDays} days`)
-}
+const describePolicy = policyText
 
 const update = {
   name: 'agent update',
@@ -95,11 +93,12 @@ const update = {
         `"${describePolicy(dataPolicy)}", but its record could not be updated (${e.message}); run the same command again to update the record`)
     }
     const after = memory.inspectAgentMemory({ agentId: agent.id, root })
+    const width = terminalWidth(process.stdout, Infinity)
     io.out(`Updated agent "${agent.name}" (${agent.id})`)
-    io.out(`  memory quota  ${formatQuota(after.quota)}`)
-    io.out(`  data policy   ${describePolicy(after.dataPolicy)}`)
+    io.out(field('memory quota', formatQuota(after.quota), width))
+    io.out(field('data policy', describePolicy(after.dataPolicy), width))
     const over = after.used > after.quota ? ' (over the quota: nothing was evicted; later writes make room or are refused)' : ''
-    io.out(`  usage         ${formatSize(after.used)} in ${after.entries} ${after.entries === 1 ? 'entry' : 'entries'}${over}`)
+    io.out(field('usage', `${formatSize(after.used)} in ${plural(after.entries, 'entry', 'entries')}${over}`, width))
     return 0
   },
 }
@@ -116,25 +115,37 @@ const del = {
     'nothing is removed. A process that still has the agent open fails its next memory call with',
     'MEMORY_STORAGE_ERROR instead of writing into the deleted database. The memory goes before the',
     'record: if it cannot all be removed, the record stays and running the command again finishes.',
-    'When stdin is a terminal, --yes is needed. <agent> is its name or id.',
+    'At a terminal it asks first (y to go ahead; --yes does not ask); a script (stdin not a',
+    'terminal) is never asked. <agent> is its name or id.',
   ],
   positionals: ['agent'],
   options: {
     'keep-memory': { type: 'boolean', help: "keep the agent's memory database (only the record goes)" },
-    yes: { type: 'boolean', help: 'confirm the deletion (needed when stdin is a terminal)' },
+    yes: { type: 'boolean', help: 'delete without asking (at a terminal, delete asks first)' },
   },
   examples: ['rotifer agent delete my-agent --yes', 'rotifer agent delete my-agent --keep-memory --yes'],
 
   async run({ positionals, options, root, io }) {
     const agent = findAgent(root, positionals.agent)
     const keep = options['keep-memory'] === true
-    if (process.stdin.isTTY && !options.yes) {
-      // A person at a terminal confirms; scripts are not asked.
-      const what = keep ? 'its record (its memory is kept)' : 'its record and its memory'
-      throw new UsageError(`this deletes agent "${agent.name}" (${agent.id}): ${what}; add --yes to confirm`, 'agent delete', { seeHelp: false })
-    }
+    // A person at a terminal confirms; scripts are not asked.
+    const what = keep ? 'its record (its memory is kept)' : 'its record and its memory'
+    await confirm({
+      command: 'agent delete',
+      yes: options.yes,
+      question: `Delete agent "${agent.name}" (${agent.id}): ${what}?`,
+      nothing: `agent "${agent.name}" was not deleted (--yes deletes without asking)`,
+    })
     let dropped = null
-    if (!keep) dropped = memory.deleteAgentDatabase({ agentId: agent.id, root })
+    if (!keep) {
+      const bar = progress()
+      bar.step(`Deleting the memory of agent "${agent.name}"…`)
+      try {
+        dropped = memory.deleteAgentDatabase({ agentId: agent.id, root })
+      } finally {
+        bar.done()
+      }
+    }
     const dir = agentsDir(root)
     const file = path.join(dir, `${agent.id}.json`)
     try {
@@ -153,7 +164,7 @@ const del = {
     if (keep) {
       io.out(`  memory kept   .rotifer/memory/${agent.id}.db`)
     } else if (dropped.existed) {
-      io.out(`  memory        deleted: ${dropped.entries} ${dropped.entries === 1 ? 'entry' : 'entries'} (${formatSize(dropped.used)}), ${dropped.removed.length} ${dropped.removed.length === 1 ? 'file' : 'files'}`)
+      io.out(`  memory        deleted: ${plural(dropped.entries, 'entry', 'entries')} (${formatSize(dropped.used)}), ${plural(dropped.removed.length, 'file')}`)
     } else {
       io.out('  memory        none (it had no database)')
     }

@@ -4,11 +4,13 @@
 // process with the agent open sees. The copy and its checks are the memory API's
 // (backupAgentMemory, restoreAgentMemory); these commands name files and confirm.
 
+const fs = require('node:fs')
 const path = require('node:path')
 const memory = require('../../../index.js')
-const { UsageError } = require('../errors')
+const { CliError } = require('../errors')
 const { findAgent, ensureAgentMemory } = require('../agents')
 const { formatSize } = require('../format')
+const { confirm, progress } = require('../interactive')
 
 function count(n) {
   return `${n} ${n === 1 ? 'entry' : 'entries'}`
@@ -23,7 +25,8 @@ const backup = {
     'backup: one snapshot, taken while other processes may be using the agent. The copy is one',
     'standalone file (mode 0600, no WAL beside it), written under a temporary name and then',
     'moved into place; an existing <file> is never replaced. It holds the values: keep it as',
-    'private as the memory itself. Put it back with rotifer agent memory restore.',
+    'private as the memory itself. Put it back with rotifer agent memory restore. At a terminal,',
+    'a progress line on stderr says what is being copied (not with --json).',
   ],
   positionals: ['agent', 'file'],
   options: {
@@ -35,7 +38,15 @@ const backup = {
     const agent = findAgent(root, positionals.agent)
     ensureAgentMemory(root, agent, io)
     const file = path.resolve(positionals.file)
-    const r = memory.backupAgentMemory({ agentId: agent.id, root, file })
+    const bar = progress({ json: options.json })
+    const usage = process.stderr.isTTY && !options.json ? memory.inspectAgentMemory({ agentId: agent.id, root }) : null
+    if (usage) bar.step(`Backing up agent "${agent.name}" (${count(usage.entries)}, ${formatSize(usage.used)}) to ${file}…`)
+    let r
+    try {
+      r = memory.backupAgentMemory({ agentId: agent.id, root, file })
+    } finally {
+      bar.done()
+    }
     if (options.json) {
       io.out(JSON.stringify(r, null, 2))
       return 0
@@ -55,13 +66,14 @@ const restore = {
     "at its next call. The backup is checked first (that it is this agent's, every entry, the",
     "agent's data policy and quota: a restore evicts nothing); a refused backup changes nothing.",
     'The agent keeps its quota and data policy; entries that expired by its rules are left out.',
-    'The restore is recorded in .rotifer/audit.jsonl (memory.restore, actor "deployer"). When',
-    'stdin is a terminal, --yes is needed. Never copy a backup over the database file by hand',
-    'while the agent may be in use: use this command.',
+    'The restore is recorded in .rotifer/audit.jsonl (memory.restore, actor "deployer"). At a',
+    'terminal it asks first (y to go ahead; --yes does not ask) and shows a progress line on',
+    'stderr; a script (stdin not a terminal) is never asked. Never copy a backup over the',
+    'database file by hand while the agent may be in use: use this command.',
   ],
   positionals: ['agent', 'file'],
   options: {
-    yes: { type: 'boolean', help: "confirm that the agent's entries are replaced (needed when stdin is a terminal)" },
+    yes: { type: 'boolean', help: "replace the agent's entries without asking (at a terminal, restore asks first)" },
     json: { type: 'boolean', help: 'print { entries, replaced, expired, used } as JSON' },
   },
   examples: ['rotifer agent memory restore my-agent backups/my-agent-2026-12-01.db --yes'],
@@ -69,13 +81,29 @@ const restore = {
   async run({ positionals, options, root, io }) {
     const agent = findAgent(root, positionals.agent)
     const file = path.resolve(positionals.file)
-    if (process.stdin.isTTY && !options.yes) {
-      // A person at a terminal confirms that the entries are replaced; scripts are not asked.
-      throw new UsageError(`this replaces every entry of agent "${agent.name}" with the backup ${file}; add --yes to confirm`, 'agent memory restore', { seeHelp: false })
+    let size
+    try {
+      size = fs.statSync(file).size
+    } catch (e) {
+      throw new CliError(`the backup ${file} cannot be read: ${e.code === "ENOENT" ? "no such file (ENOENT)" : e.code || e.message}; nothing was restored`)
     }
+    // A person at a terminal confirms that the entries are replaced; scripts are not asked.
+    await confirm({
+      command: 'agent memory restore',
+      yes: options.yes,
+      question: `Replace every entry of agent "${agent.name}" with the backup ${file} (${formatSize(size)})?`,
+      nothing: `agent "${agent.name}" was left as it was (--yes restores without asking)`,
+    })
     // R-HOST-1: a restore into a deleted database cannot lift the agent's limits.
     ensureAgentMemory(root, agent, io)
-    const r = memory.restoreAgentMemory({ agentId: agent.id, root, file })
+    const bar = progress({ json: options.json })
+    bar.step(`Restoring agent "${agent.name}" from ${file} (${formatSize(size)})…`)
+    let r
+    try {
+      r = memory.restoreAgentMemory({ agentId: agent.id, root, file })
+    } finally {
+      bar.done()
+    }
     if (options.json) {
       io.out(JSON.stringify(r, null, 2))
       return 0

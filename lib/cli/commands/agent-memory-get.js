@@ -6,7 +6,7 @@ const memory = require('../../../index.js')
 const { CliError } = require('../errors')
 const { findAgent } = require('../agents')
 const { geneNamesById } = require('../project')
-const { printable } = require('../format')
+const { printable, plural, shortGeneId, terminalWidth } = require('../format')
 
 /**
  * The value as text when that is safe to print: valid UTF-8 and no control character other
@@ -25,7 +25,7 @@ function asText(bytes) {
 
 function retentionText(r) {
   if (r === null) return "follows the agent's data policy"
-  const days = r.maxRetentionDays === null ? 'kept forever' : `kept ${r.maxRetentionDays} days after its last update`
+  const days = r.maxRetentionDays === null ? 'kept forever' : `kept ${plural(r.maxRetentionDays, 'day')} after its last update`
   return `${days}; autoDeleteOnTermination ${r.autoDeleteOnTermination}; anonymizationSupported ${r.anonymizationSupported}`
 }
 
@@ -56,7 +56,12 @@ const get = {
       return 0
     }
     const names = geneNamesById(root)
-    const gene = (id) => (names.has(id) ? `${id} (${names.get(id)})` : id)
+    // At a terminal a gene id is shortened when its line would not fit; piped, always in full.
+    const width = terminalWidth(process.stdout, Infinity)
+    const gene = (id) => {
+      const full = names.has(id) ? `${id} (${names.get(id)})` : id
+      return 16 + full.length <= width ? full : names.has(id) ? `${shortGeneId(id)} (${names.get(id)})` : shortGeneId(id)
+    }
     const text = asText(e.value)
     const p = e.accessPolicy
     const rows = [

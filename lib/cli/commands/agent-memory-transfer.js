@@ -6,13 +6,30 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const memory = require('../../../index.js')
-const { CliError, UsageError } = require('../errors')
+const { CliError } = require('../errors')
 const { findAgent, ensureAgentMemory } = require('../agents')
+const { formatSize } = require('../format')
+const { progress } = require('../interactive')
 
 const ON_CONFLICT = ['fail', 'skip', 'replace']
 
 function count(n) {
   return `${n} ${n === 1 ? 'entry' : 'entries'}`
+}
+
+/** Why a file cannot be read, in words. */
+function readFailure(e) {
+  const why = { ENOENT: 'no such file', EISDIR: 'it is a folder', EACCES: 'permission denied' }[e.code]
+  return why ? `${why} (${e.code})` : e.code || e.message
+}
+
+/**
+ * The memory API's words for the import option, as the command line spells it:
+ * `onConflict "skip"` becomes `--on-conflict skip`.
+ */
+function cliWords(message) {
+  if (!message.includes('onConflict')) return message
+  return message.replace(/(onConflict )?"(fail|skip|replace)"/g, '--on-conflict $2').replace(/\bonConflict\b/g, '--on-conflict')
 }
 
 /** The header line of a bundle (the memory API made it, so it parses). */
@@ -31,7 +48,8 @@ const exportCommand = {
     'and the SHA-256 of the entries, then one line per entry with its value in base64, creator,',
     'policies and times. Expired entries are never exported. With --output the file is written',
     'under a temporary name and renamed (mode 0600); without it the bundle goes to stdout.',
-    'The bundle holds the values: keep it as private as the memory itself.',
+    'The bundle holds the values: keep it as private as the memory itself. At a terminal, a',
+    'progress line on stderr says what is being exported while it runs.',
   ],
   positionals: ['agent'],
   options: {
@@ -43,7 +61,20 @@ const exportCommand = {
   async run({ positionals, options, root, io }) {
     const agent = findAgent(root, positionals.agent)
     const output = options.output === undefined ? undefined : path.resolve(options.output)
-    const bundle = memory.exportAgentMemory({ agentId: agent.id, root, includeCache: options['include-cache'] === true, output })
+    const bar = progress()
+    const usage = process.stderr.isTTY ? memory.inspectAgentMemory({ agentId: agent.id, root }) : null
+    if (usage) {
+      const cats = Object.entries(usage.categories).filter(([c]) => c !== 'CACHE' || options['include-cache'] === true)
+      const n = cats.reduce((sum, [, c]) => sum + c.entries, 0)
+      const bytes = cats.reduce((sum, [, c]) => sum + c.bytes, 0)
+      bar.step(`Exporting ${count(n)} (${formatSize(bytes)}) of agent "${agent.name}"${output ? ` to ${output}` : ''}…`)
+    }
+    let bundle
+    try {
+      bundle = memory.exportAgentMemory({ agentId: agent.id, root, includeCache: options['include-cache'] === true, output })
+    } finally {
+      bar.done()
+    }
     const { counts } = headerOf(bundle)
     const summary = Object.entries(counts).map(([c, n]) => `${c} ${n}`).join(', ')
     const total = Object.values(counts).reduce((a, b) => a + b, 0)
@@ -52,7 +83,7 @@ const exportCommand = {
       io.out(bundle.subarray(0, bundle.length - 1).toString('utf8'))
       io.err(`Exported ${count(total)} of agent "${agent.name}" (${summary})`)
     } else {
-      io.out(`Exported ${count(total)} of agent "${agent.name}" to ${output} (${summary}; ${bundle.length} bytes)`)
+      io.out(`Exported ${count(total)} of agent "${agent.name}" to ${output} (${summary}; ${formatSize(bundle.length)})`)
     }
     return 0
   },
@@ -61,7 +92,7 @@ const exportCommand = {
 const importCommand = {
   name: 'agent memory import',
   summary: "import a bundle into an agent's memory, all or nothing",
-  usage: 'rotifer agent memory import <agent> <file> [--on-conflict fail|skip|replace]',
+  usage: 'rotifer agent memory import <agent> <file> [--on-conflict fail|skip|replace] [--json]',
   description: [
     'Imports a bundle made by rotifer agent memory export. The header, the checksum and every entry',
     "are checked first (as for a write, against the agent's data policy, and against its quota:",
@@ -69,34 +100,46 @@ const importCommand = {
     'policies and times are kept; lastAccessedBy becomes the creator. Each entry is recorded in',
     '.rotifer/audit.jsonl (memory.create or memory.update, actor "deployer"). Entries that expired',
     'since the export are left out. A refused bundle is reported with its line and the reason.',
+    'At a terminal, a progress line on stderr says what is being imported (not with --json).',
   ],
   positionals: ['agent', 'file'],
   options: {
-    'on-conflict': { type: 'string', value: '<mode>', help: 'a key the agent has already: fail (default: refuse the import), skip (keep the agent\'s) or replace' },
+    'on-conflict': { type: 'string', value: '<mode>', choices: ON_CONFLICT, help: 'a key the agent has already: fail (default: refuse the import), skip (keep the agent\'s) or replace (take the bundle\'s; counted as updated)' },
     json: { type: 'boolean', help: 'print { created, updated, skipped, expired } as JSON' },
   },
   examples: ['rotifer agent memory import my-agent my-agent.memory.jsonl', 'rotifer agent memory import my-agent bundle.jsonl --on-conflict skip'],
 
   async run({ positionals, options, root, io }) {
     const onConflict = options['on-conflict'] === undefined ? 'fail' : options['on-conflict']
-    if (!ON_CONFLICT.includes(onConflict)) {
-      throw new UsageError(`invalid --on-conflict ${JSON.stringify(onConflict)}: use fail, skip or replace`, 'agent memory import', { seeHelp: false })
-    }
     const agent = findAgent(root, positionals.agent)
+    const bar = progress({ json: options.json })
     let bundle
     try {
+      bar.step(`Reading the bundle ${positionals.file}…`)
       bundle = fs.readFileSync(positionals.file)
     } catch (e) {
-      throw new CliError(`cannot read the bundle ${positionals.file}: ${e.message}`)
+      bar.done()
+      throw new CliError(`cannot read the bundle ${positionals.file}: ${readFailure(e)}`)
     }
     // R-HOST-1: importing into a deleted database cannot lift the agent's limits.
     ensureAgentMemory(root, agent, io)
-    const r = memory.importAgentMemory({ agentId: agent.id, root, bundle, onConflict })
+    const lines = bundle.reduce((n, b) => (b === 10 ? n + 1 : n), 0)
+    bar.step(`Checking and importing ${count(Math.max(0, lines - 1))} (${formatSize(bundle.length)}) into agent "${agent.name}"…`)
+    let r
+    try {
+      r = memory.importAgentMemory({ agentId: agent.id, root, bundle, onConflict })
+    } catch (e) {
+      if (e && e.name === 'MemoryError' && typeof e.message === 'string') e.message = cliWords(e.message)
+      throw e
+    } finally {
+      bar.done()
+    }
     if (options.json) {
       io.out(JSON.stringify(r, null, 2))
       return 0
     }
-    const parts = [`${r.created} created`, `${r.updated} replaced`]
+    // The words of --json: an entry the bundle replaced is "updated".
+    const parts = [`${r.created} created`, `${r.updated} updated`]
     if (r.skipped) parts.push(`${r.skipped} skipped (the agent had those keys)`)
     if (r.expired) parts.push(`${r.expired} left out (expired since the export)`)
     io.out(`Imported ${count(r.created + r.updated)} into agent "${agent.name}": ${parts.join(', ')}`)

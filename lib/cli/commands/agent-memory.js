@@ -10,6 +10,10 @@ const { findAgent, ensureAgentMemory } = require('../agents')
 const { geneNamesById } = require('../project')
 const { formatQuota, formatSize, printable, truncate, useColor, bold } = require('../format')
 const { lineWriter, jsonArrayWriter, streamTable, outputWidth, width } = require('../stream')
+const { confirm, progress } = require('../interactive')
+
+/** The categories `--category` accepts, in eviction-safe order. */
+const CATEGORIES = ['PREFERENCE', 'PATTERN', 'CONTEXT', 'CACHE']
 
 const list = {
   name: 'agent memory list',
@@ -27,7 +31,7 @@ const list = {
   ],
   positionals: ['agent'],
   options: {
-    category: { type: 'string', value: '<C>', help: 'only entries of this category: PREFERENCE, PATTERN, CONTEXT or CACHE' },
+    category: { type: 'string', value: '<C>', choices: CATEGORIES, help: 'only entries of this category: PREFERENCE, PATTERN, CONTEXT or CACHE' },
     'key-prefix': { type: 'string', value: '<p>', help: 'only keys starting with these characters (a plain prefix, no wildcards)' },
     limit: { type: 'string', value: '<n>', help: 'only the first <n> entries by key' },
     wide: { type: 'boolean', help: 'full keys, gene ids and times, however wide the lines get' },
@@ -149,16 +153,18 @@ const del = {
   description: [
     'Deletes the entry with key K, or every entry of category C, of key prefix p, or of both,',
     'whoever created them and whatever their access policy, and prints how many were deleted.',
-    '--key goes alone. Deleting a key that does not exist fails with MEMORY_NOT_FOUND. When stdin',
-    'is a terminal, a delete that matches more than one entry needs --yes. Each deletion is',
-    'recorded in .rotifer/audit.jsonl with actor "deployer".',
+    '--key goes alone. Deleting a key that does not exist fails with MEMORY_NOT_FOUND. At a',
+    'terminal, a delete that matches more than one entry asks first (y to go ahead) and shows a',
+    'progress line while it runs; --yes goes ahead without asking, and a script (stdin not a',
+    'terminal) is never asked. Each deletion is recorded in .rotifer/audit.jsonl with actor',
+    '"deployer".',
   ],
   positionals: ['agent'],
   options: {
     key: { type: 'string', value: '<K>', help: 'the key of the entry to delete' },
-    category: { type: 'string', value: '<C>', help: 'delete every entry of this category: PREFERENCE, PATTERN, CONTEXT or CACHE' },
+    category: { type: 'string', value: '<C>', choices: CATEGORIES, help: 'delete every entry of this category: PREFERENCE, PATTERN, CONTEXT or CACHE' },
     'key-prefix': { type: 'string', value: '<p>', help: 'delete every entry whose key starts with these characters (a plain prefix, no wildcards)' },
-    yes: { type: 'boolean', help: 'confirm a delete of more than one entry (needed when stdin is a terminal)' },
+    yes: { type: 'boolean', help: 'delete without asking (at a terminal, a delete of more than one entry asks first)' },
   },
   examples: [
     'rotifer agent memory delete my-agent --key formatter/indent',
@@ -176,15 +182,32 @@ const del = {
     const agent = findAgent(root, positionals.agent)
     ensureAgentMemory(root, agent, io)
     const selection = hasKey ? { key: options.key } : { category: options.category, keyPrefix: options['key-prefix'] }
-    if (!hasKey && process.stdin.isTTY && !options.yes) {
-      // A person at a terminal confirms a delete of several entries; scripts are not asked.
-      const n = memory.listAgentMemory({ agentId: agent.id, root, ...selection }).length
-      if (n > 1) throw new UsageError(`this deletes ${n} entries; add --yes to confirm`, 'agent memory delete', { seeHelp: false })
-    }
-    const n = memory.deleteAgentMemory({ agentId: agent.id, root, ...selection })
     const what = hasKey
       ? `key "${printable(options.key)}"`
       : [hasCategory ? `category ${options.category}` : null, hasPrefix ? `keys starting "${printable(options['key-prefix'])}"` : null].filter(Boolean).join(', ')
+    const bar = progress()
+    if (!hasKey) {
+      // A person at a terminal confirms a delete of several entries; scripts are not asked. The
+      // entries are counted only for the question and the progress line.
+      const wanted = (process.stdin.isTTY && !options.yes) || process.stderr.isTTY
+      const matching = wanted ? memory.listAgentMemory({ agentId: agent.id, root, ...selection }) : null
+      if (matching && matching.length > 1) {
+        const bytes = matching.reduce((sum, e) => sum + e.size, 0)
+        await confirm({
+          command: 'agent memory delete',
+          yes: options.yes,
+          question: `Delete ${count(matching.length)} (${what}, ${formatSize(bytes)}) from agent "${agent.name}"?`,
+          nothing: `nothing was deleted from agent "${agent.name}" (--yes deletes without asking)`,
+        })
+        bar.step(`Deleting ${count(matching.length)} (${formatSize(bytes)}) from agent "${agent.name}"…`)
+      }
+    }
+    let n
+    try {
+      n = memory.deleteAgentMemory({ agentId: agent.id, root, ...selection })
+    } finally {
+      bar.done()
+    }
     io.out(`Deleted ${count(n)} (${what}) from agent "${agent.name}"`)
     return 0
   },

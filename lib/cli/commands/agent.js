@@ -3,10 +3,10 @@
 
 const memory = require('../../../index.js')
 const { CliError, UsageError } = require('../errors')
-const { readGene } = require('../project')
+const { readGene, checkGeneName } = require('../project')
 const { checkAgentName, writeAgent, readAgents, findAgent, readComposition, ensureAgentMemory, agentsDir } = require('../agents')
 const { parseInput, parseTimeout, TIMEOUT_OPTION } = require('../runner')
-const { formatQuota } = require('../format')
+const { formatQuota, policyText, field, shortGeneId, terminalWidth, visibleWidth } = require('../format')
 const { runAgent, DEFAULT_INPUT } = require('../../runtime')
 const { DEFAULT_QUOTA, MAX_RETENTION_DAYS, newAgentRecord, checkAgentRecord } = require('../../formats/agent-record')
 const { KINDS, PAR_MERGES, describeComposition } = require('../../formats/composition')
@@ -79,6 +79,13 @@ const create = {
     checkAgentName(name)
     const sameName = readAgents(root).find((a) => a.name === name)
     if (sameName) throw new CliError(`an agent named "${name}" already exists (id ${sameName.id}); choose another name`)
+    for (const g of options.genes || []) {
+      try {
+        checkGeneName(g)
+      } catch (e) {
+        throw new UsageError(`invalid --genes: ${e.message}`, 'agent create', { seeHelp: false })
+      }
+    }
     const { genome, composition } = readComposition(options.genes, options.composition, options['par-merge'])
     const strategy = parseStrategy(options.strategy)
     const quota = options['memory-quota'] === undefined ? DEFAULT_QUOTA : parseQuota(options['memory-quota'])
@@ -95,14 +102,16 @@ const create = {
     writeAgent(root, record)
     const id = record.id
 
+    // At a terminal, lines fit it (gene ids shortened if need be); piped, everything in full.
+    const width = terminalWidth(process.stdout, Infinity)
+    const geneLine = (g) => (visibleWidth(`${' '.repeat(16)}${g.name} ${g.id}`) <= width ? `${g.name} ${g.id}` : `${g.name} ${shortGeneId(g.id)}`)
     io.out(`Created agent "${name}"`)
     io.out(`  id            ${id}`)
-    io.out(`  genome (${composition.type}) `.padEnd(16) + genes.map((g) => `${g.name} ${g.id}`).join('\n                '))
-    io.out(`  composition   ${describeComposition(plan)}`)
-    io.out(`  strategy      ${strategy}`)
-    io.out(`  memory quota  ${formatQuota(quota)}`)
-    io.out(`  data policy   anonymization ${dataPolicy.anonymizationSupported ? 'supported' : 'not supported'}, ` +
-      (dataPolicy.maxRetentionDays === null ? 'no retention limit' : `entries kept at most ${dataPolicy.maxRetentionDays} days`))
+    io.out(`  genome (${composition.type}) `.padEnd(16) + genes.map(geneLine).join('\n                '))
+    io.out(field('composition', describeComposition(plan), width))
+    io.out(field('strategy', strategy, width))
+    io.out(field('memory quota', formatQuota(quota), width))
+    io.out(field('data policy', policyText(dataPolicy), width))
     return 0
   },
 }

@@ -66,14 +66,11 @@ const compile = {
   options: {
     check: { type: 'boolean', help: 'validate only, write nothing' },
     wasm: { type: 'string', value: '<path>', help: 'a pre-compiled .wasm to compile into the IR' },
-    lang: { type: 'string', value: '<ts|wasm>', help: 'ts: the source through Javy; wasm: gene.wasm' },
+    lang: { type: 'string', value: '<ts|wasm>', choices: LANGS, help: 'ts: the source through Javy; wasm: gene.wasm' },
   },
   examples: ['rotifer compile hello-world', 'rotifer compile hello-world --check', 'rotifer compile counter --wasm build/counter.wasm'],
 
   async run({ positionals, options, root, io }) {
-    if (options.lang !== undefined && !LANGS.includes(options.lang)) {
-      throw new CliError(`--lang must be one of ${LANGS.join(', ')}, not ${JSON.stringify(options.lang)}`, { usage: true })
-    }
     const gene = readGene(root, positionals.gene)
     const schemas = geneSchemas(gene)
     schemas.input(null)

@@ -5,12 +5,20 @@
 
 const path = require('node:path')
 const { readGene, geneFolders, genesDirOf, projectNote } = require('../project')
-const { table, useColor, bold } = require('../format')
+const { fitTable, useColor, bold, terminalWidth, field } = require('../format')
 
 /** How the gene runs: `wasm` when its compiled file runs, else its source's language. */
 function kindOf(gene) {
   if (gene.wasm) return 'wasm'
   return path.extname(gene.entry).slice(1)
+}
+
+/** The fewest characters that tell these v2 ids apart (at least `v2:` and 8), plus the "…". */
+function idWidth(ids) {
+  for (let n = 11; n < 67; n++) {
+    if (new Set(ids.map((id) => id.slice(0, n))).size === ids.length) return n + 1
+  }
+  return 67
 }
 
 /** One gene's row for `--json`. */
@@ -68,7 +76,21 @@ function listCommand(name) {
         ? [g.name, '-', '-', '-', '-', `error: ${g.error}`]
         : [g.name, g.kind, g.domain, g.fidelity || 'Unknown', g.hint ? `gene.wasm only: run rotifer compile ${g.name}` : g.compiled ? 'yes' : 'no', g.id]))
       const color = useColor(process.stdout)
-      io.out(table(['NAME', 'KIND', 'DOMAIN', 'FIDELITY', 'COMPILED', 'GENE ID (V2)'], rows, { style: (line, n) => (n === 0 && color ? bold(line) : line) }))
+      // At a terminal lines fit it: ids keep enough to tell them apart, domains and names are
+      // cut with "…", and the full errors follow the table. Piped, everything in full.
+      const width = terminalWidth(process.stdout, Infinity)
+      const ids = genes.filter((g) => !g.error).map((g) => g.id)
+      const text = fitTable(['NAME', 'KIND', 'DOMAIN', 'FIDELITY', 'COMPILED', 'GENE ID (V2)'], rows, {
+        maxWidth: width,
+        shrink: [5, 4, 2, 0],
+        min: { 5: idWidth(ids), 4: 8, 2: 12, 0: 12 },
+        style: (line, n) => (n === 0 && color ? bold(line) : line),
+      })
+      io.out(text)
+      const cut = text.includes('…') && genes.some((g) => g.error || g.hint)
+      if (cut) {
+        for (const g of genes) if (g.error || g.hint) io.out(`\n${field(`${g.name}:`, g.error ? `error: ${g.error}` : g.hint, width, Math.max(14, g.name.length + 1))}`)
+      }
       return 0
     },
   }

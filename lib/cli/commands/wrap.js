@@ -11,6 +11,7 @@ const { checkGeneName, genesDirOf, geneFolders, geneFiles, geneV2Id, SOURCE_FILE
 const { readProjectConfig } = require('../../formats/project-config')
 const { DOMAIN, FIDELITIES, newPhenotype, checkPhenotype, writeJsonAtomically } = require('../../formats/phenotype')
 const { didYouMean } = require('../suggest')
+const { field, terminalWidth } = require('../format')
 
 const wrap = {
   name: 'wrap',
@@ -69,9 +70,10 @@ const wrap = {
 
     if (!geneFiles(dir).source) io.err(`note: ${rel} has no ${SOURCE_FILES.join(', ')} yet: write the gene's express(input) there before running it`)
     io.out(`Gene "${name}" wrapped: ${where}`)
-    io.out(`  Gene ID (v2)  ${id}`)
-    io.out(`  Domain        ${phenotype.domain}`)
-    io.out(`  Fidelity      ${fidelity}`)
+    const width = terminalWidth(process.stdout, Infinity)
+    io.out(field('Gene ID (v2)', id, width))
+    io.out(field('Domain', phenotype.domain, width))
+    io.out(field('Fidelity', fidelity, width))
     return 0
   },
 }
