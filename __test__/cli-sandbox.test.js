@@ -72,6 +72,9 @@ describe('the sandbox', () => {
     assert.match(oneErrorLine(r), /imports "env"\."clock" \(function\), which the sandbox does not provide/)
     assert.equal(fs.existsSync(path.join(dir, 'gene.ir.wasm')), false)
 
+    const badLang = rotifer(root, 'compile', 'bad', '--lang', 'rust')
+    assert.equal(badLang.status, 2)
+    assert.match(badLang.stderr, /invalid --lang "rust".*: use ts or wasm/)
     addGene(root, 'ts', { 'index.ts': 'export function express(input: { name: string }) { return { hi: input.name } }' })
     const noJavy = rotiferWithEnv(root, { PATH: path.dirname(process.execPath) }, 'compile', 'ts')
     assert.equal(noJavy.status, 1)
@@ -213,8 +216,9 @@ describe('the sandbox', () => {
     let stderr = ''
     child.stderr.on('data', (d) => (stderr += d))
     await new Promise((r) => setTimeout(r, 800))
+    const exited = new Promise((r) => child.on('exit', (c) => r(c)))
     child.kill('SIGINT')
-    const code = await new Promise((r) => child.on('exit', (c) => r(c)))
+    const code = await exited
     assert.equal(code, 130, stderr)
     assert.match(stderr, /interrupted; javy was stopped and nothing was written/)
     assert.deepEqual(fs.readdirSync(tmp), [])
@@ -297,22 +301,36 @@ describe('the sandbox', () => {
     test(`Ctrl-C stops a running ${kind} gene at once: one line, exit 130, no temporary folder`, async (t) => {
       const root = makeProject(t)
       if (kind === 'wasm') {
-        // Fills 64 MiB per iteration: a few units of fuel for tens of milliseconds of work, so
-        // its fuel lasts for minutes and only the interrupt stops it in time.
-        await addWasmGene(root, 'hang', `(module (memory (export "memory") 1024)
-          (func (export "express") (param i32 i32) (result i32) (loop $l (memory.fill (i32.const 0) (i32.const 1) (i32.const 67108864)) (br $l)) (i32.const 0)))`)
+        // Writes a 512 KiB CACHE entry over and over: each write is real work for the store, so
+        // its fuel lasts for many seconds, and only the interrupt stops it in time.
+        const n = 699048
+        const pre = '{"key":"k","value":"'
+        const post = '","category":"CACHE"}'
+        const esc = (text) => text.replace(/"/g, '\\"')
+        await addWasmGene(root, 'hang', `(module
+          (import "rotifer" "writeMemory" (func $w (param i32 i32 i32 i32) (result i32)))
+          (memory (export "memory") 64)
+          (data (i32.const 1024) "${esc(pre)}")
+          (data (i32.const ${1024 + pre.length + n}) "${esc(post)}")
+          (func (export "express") (param i32 i32) (result i32)
+            (memory.fill (i32.const ${1024 + pre.length}) (i32.const 65) (i32.const ${n}))
+            (loop $l (drop (call $w (i32.const 1024) (i32.const ${pre.length + n + post.length}) (i32.const 2000000) (i32.const 1500000))) (br $l))
+            (i32.const 0)))`)
       } else {
         addGene(root, 'hang', { 'index.js': 'exports.express = () => { for (;;) {} }' })
       }
+      assert.equal(rotifer(root, 'agent', 'create', 'stuck', '--genes', 'hang', '--memory-quota=10MB').status, 0)
       const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-sigint-'))
       t.after(() => fs.rmSync(tmp, { recursive: true, force: true }))
-      const child = spawn(process.execPath, [BIN, 'run', 'hang', '--input', '{}', '--timeout', '120'], { cwd: root, env: { ...process.env, TMPDIR: tmp } })
+      const child = spawn(process.execPath, [BIN, 'agent', 'run', 'stuck', '--input', '{}', '--timeout', '120'], { cwd: root, env: { ...process.env, TMPDIR: tmp } })
       let stderr = ''
       child.stderr.on('data', (d) => (stderr += d))
+      const exited = new Promise((r) => child.on('exit', (c, s) => r([c, s])))
       await new Promise((r) => setTimeout(r, 1500))
+      assert.equal(child.exitCode, null, `still running after 1.5 s: ${stderr}`)
       const sent = Date.now()
       child.kill('SIGINT')
-      const [code, signal] = await new Promise((r) => child.on('exit', (c, s) => r([c, s])))
+      const [code, signal] = await exited
       assert.equal(signal, null)
       assert.equal(code, 130)
       assert.ok(Date.now() - sent < 3000, `took ${Date.now() - sent} ms`)

@@ -8,7 +8,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { spawnSync } = require('node:child_process')
+const { spawn } = require('node:child_process')
 const { CliError } = require('./errors')
 const { transpile } = require('./transpile')
 
@@ -58,8 +58,37 @@ Javy.IO.writeSync(1, new TextEncoder().encode(JSON.stringify(result)));
 `
 }
 
+/** Runs javy to its end; `{ status, stderr, timedOut, interrupted }`. Ctrl-C stops it. */
+function runJavy(javy, args) {
+  return new Promise((resolve) => {
+    const child = spawn(javy, args, { stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    let timedOut = false
+    let interrupted = false
+    child.stderr.on('data', (d) => {
+      if (stderr.length < 64 * 1024) stderr += d
+    })
+    const timer = setTimeout(() => {
+      timedOut = true
+      child.kill('SIGKILL')
+    }, JAVY_TIMEOUT_MS)
+    const onInterrupt = () => {
+      interrupted = true
+      child.kill('SIGKILL')
+    }
+    process.on('SIGINT', onInterrupt)
+    const done = (status, error) => {
+      clearTimeout(timer)
+      process.removeListener('SIGINT', onInterrupt)
+      resolve({ status, stderr, timedOut, interrupted, error })
+    }
+    child.on('error', (e) => done(null, e))
+    child.on('close', (status) => done(status, null))
+  })
+}
+
 /** Compiles `source` (a file of `gene`) with Javy into the gene's gene.wasm; returns its bytes. */
-function compileWithJavy(gene, source, io, env = process.env) {
+async function compileWithJavy(gene, source, io, env = process.env) {
   const shown = path.join(gene.where, path.basename(source))
   const javy = findJavy(env)
   if (!javy) throw new CliError(`compiling ${shown} to WebAssembly needs Javy, and no javy binary is on PATH: ${INSTALL}`)
@@ -68,39 +97,26 @@ function compileWithJavy(gene, source, io, env = process.env) {
   if (async) throw new CliError(`${shown} declares an async express: a gene compiled to WASM (Javy, QuickJS) has no event loop; make express synchronous, or run the gene under Node (--no-sandbox)`)
   const code = transpile(text, source, 'cjs', null)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-javy-'))
-  // Ctrl-C reaches javy too (one process group); while it runs, this process only notes it, so
-  // that the folder holding the gene's code is removed before it exits with 130.
-  let interrupted = false
-  const onInterrupt = () => {
-    interrupted = true
-  }
-  process.on('SIGINT', onInterrupt)
   try {
     const shimFile = path.join(dir, 'gene-shim.js')
     const out = path.join(dir, 'gene.wasm')
     fs.writeFileSync(shimFile, shim(code), { mode: 0o600 })
     io.err(`Compiling ${shown} with ${javy}…`)
-    const r = spawnSync(javy, ['build', shimFile, '-o', out], { encoding: 'utf8', timeout: JAVY_TIMEOUT_MS, killSignal: 'SIGKILL' })
-    if (interrupted || r.signal === 'SIGINT') throw new Interrupted()
-    if (r.error && r.error.code === 'ETIMEDOUT') throw new CliError(`javy did not finish compiling ${shown} within ${JAVY_TIMEOUT_MS / 1000} s; it was stopped`)
-    if (r.error) throw new CliError(`javy could not run (${r.error.code || r.error.message}): ${INSTALL}`)
-    if (r.status !== 0) throw new CliError(`javy failed to compile ${shown} (exit ${r.status}): ${(r.stderr || '').trim().split('\n').slice(-3).join(' ') || 'no message'}`)
-    const bytes = fs.readFileSync(out)
-    fs.writeFileSync(path.join(gene.dir, 'gene.wasm'), bytes)
-    return bytes
-  } catch (e) {
-    if (e instanceof Interrupted) {
+    const r = await runJavy(javy, ['build', shimFile, '-o', out])
+    if (r.interrupted) {
       fs.rmSync(dir, { recursive: true, force: true })
       process.stderr.write('rotifer: interrupted; javy was stopped and nothing was written\n')
       process.exit(130)
     }
-    throw e
+    if (r.timedOut) throw new CliError(`javy did not finish compiling ${shown} within ${JAVY_TIMEOUT_MS / 1000} s; it was stopped`)
+    if (r.error) throw new CliError(`javy could not run (${r.error.code || r.error.message}): ${INSTALL}`)
+    if (r.status !== 0) throw new CliError(`javy failed to compile ${shown} (exit ${r.status}): ${r.stderr.trim().split('\n').slice(-3).join(' ') || 'no message'}`)
+    const bytes = fs.readFileSync(out)
+    fs.writeFileSync(path.join(gene.dir, 'gene.wasm'), bytes)
+    return bytes
   } finally {
-    process.removeListener('SIGINT', onInterrupt)
     fs.rmSync(dir, { recursive: true, force: true })
   }
 }
-
-class Interrupted extends Error {}
 
 module.exports = { compileWithJavy, findJavy }

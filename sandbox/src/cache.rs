@@ -117,17 +117,14 @@ fn entry_name(bytes: &[u8]) -> Result<String, String> {
     Ok(format!("{}-{:016x}.cwasm", hex(&Sha256::digest(bytes)), h.finish()))
 }
 
-/// `dir` as a cache folder (created 0700 if missing): it and the two folders above it (the
-/// project's `.rotifer/cache` and `.rotifer`) must be real folders of this user's that others
-/// cannot write; `None` if not.
+/// `dir` as a cache folder: it and the two folders above it (the project's `.rotifer/cache` and
+/// `.rotifer`, each made 0700 if missing) must be real folders of this user's that others cannot
+/// write, and `dir` 0700; `None` if not.
 fn folder(dir: &Path) -> Option<PathBuf> {
     let trusted = |p: &Path, exact| fs::symlink_metadata(p).map(|m| m.is_dir() && owned(&m, exact)).unwrap_or(false);
     let cache = dir.parent()?;
     let rotifer = cache.parent()?;
-    if !trusted(rotifer, None) {
-        return None;
-    }
-    for (p, exact) in [(cache, None), (dir, Some(0o700))] {
+    for (p, exact) in [(rotifer, None), (cache, None), (dir, Some(0o700))] {
         match fs::symlink_metadata(p) {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -271,6 +268,20 @@ mod tests {
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
         assert_eq!(load(&bytes, "g", Some(&dir), None).unwrap().1, Source::Compiled);
         assert_eq!(load(&bytes, "g", Some(&dir), None).unwrap().1, Source::Compiled);
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_project_without_rotifer_gets_the_folders_made_private() {
+        let root = std::env::temp_dir().join(format!("rotifer-cache-bare-{}", rotifer_memory_core::store::unique_suffix()));
+        fs::create_dir_all(&root).unwrap();
+        let dir = root.join(".rotifer/cache/wasm");
+        let bytes = wat::parse_str(GENE).unwrap();
+        assert_eq!(load(&bytes, "g", Some(&dir), None).unwrap().1, Source::Compiled);
+        assert_eq!(load(&bytes, "g", Some(&dir), None).unwrap().1, Source::Cache);
+        for p in [root.join(".rotifer"), root.join(".rotifer/cache"), dir.clone()] {
+            assert_eq!(fs::metadata(&p).unwrap().mode() & 0o777, 0o700, "{}", p.display());
+        }
         let _ = fs::remove_dir_all(&root);
     }
 

@@ -96,7 +96,7 @@ const compile = {
 
     const started = Date.now()
     const input = inputOf(gene, options)
-    const wasm = input.javy ? compileWithJavy(gene, input.javy, io) : readWasm(input.file, input.where)
+    const wasm = input.javy ? await compileWithJavy(gene, input.javy, io) : readWasm(input.file, input.where)
     const fidelity = gene.phenotype.fidelity === 'Hybrid' ? 'Hybrid' : 'Native'
     const { irHash: _old, ...rest } = gene.phenotype
     const phenotype = { ...rest, fidelity }
