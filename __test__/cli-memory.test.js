@@ -71,13 +71,13 @@ describe('rotifer agent memory list', () => {
     assert.match(wide[0], /^Agent "keeper" \([0-9a-f-]{36}\): 4 entries, \d+ bytes of 64KB quota$/)
   })
 
-  test('--category filters; an unknown category fails with MEMORY_INVALID_INPUT', (t) => {
+  test('--category filters; an unknown category is a wrong command line (exit 2) naming the four', (t) => {
     const { root } = seeded(t)
     assert.deepEqual(list(root, 'keeper', '--category', 'CACHE').map((e) => e.key), ['cache/1', 'cache/2'])
     assert.deepEqual(list(root, 'keeper', '--category=PATTERN'), [])
     const r = rotifer(root, 'agent', 'memory', 'list', 'keeper', '--category', 'cache')
-    assert.equal(r.status, 1)
-    assert.match(oneErrorLine(r), /MEMORY_INVALID_INPUT/)
+    assert.equal(r.status, 2)
+    assert.match(r.stderr, /invalid --category "cache"; did you mean "CACHE"\?: use PREFERENCE, PATTERN, CONTEXT or CACHE/)
   })
 
   test('keys with control characters are printed escaped in the table', (t) => {
