@@ -130,14 +130,15 @@ test('R-HOST-4 test memory is deleted at process exit', (t) => {
     const m = require(${JSON.stringify(INDEX)});
     const tm = m.createTestMemory();
     tm.memory.writeMemory('k', new Uint8Array(1), 'CACHE');
-    const fs = require('fs'); const os = require('os');
-    const mine = fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('rotifer-test-memory-' + process.pid + '-'));
-    console.log(JSON.stringify(mine));`
+    const fs = require('fs'); const path = require('path');
+    const folder = path.dirname(tm.root);
+    const mine = fs.readdirSync(folder).filter((n) => n.startsWith('rotifer-test-memory-' + process.pid + '-'));
+    console.log(JSON.stringify({ folder, mine }));`
   const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' })
   assert.equal(r.status, 0, r.stderr)
-  const dirs = JSON.parse(r.stdout)
+  const { folder, mine: dirs } = JSON.parse(r.stdout)
   assert.equal(dirs.length, 1)
-  assert.ok(!fs.existsSync(path.join(os.tmpdir(), dirs[0])), 'removed at exit')
+  assert.ok(!fs.existsSync(path.join(folder, dirs[0])), 'removed at exit')
 })
 
 test('R-AUD-2 write-ahead: an unwritable audit log fails changes with MEMORY_STORAGE_ERROR and nothing changes', (t) => {
@@ -367,8 +368,8 @@ test('R-HOST-4 a live test memory of another process is never swept', (t) => {
   const script = `
     const m = require(${JSON.stringify(INDEX)});
     const tm = m.createTestMemory();
-    const fs = require('fs'); const os = require('os');
-    console.log(JSON.stringify(fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('rotifer-test-memory-' + process.pid + '-'))));
+    const fs = require('fs'); const path = require('path');
+    console.log(JSON.stringify(fs.readdirSync(path.dirname(tm.root)).filter((n) => n.startsWith('rotifer-test-memory-' + process.pid + '-')).map((n) => path.join(path.dirname(tm.root), n))));
     process.stdin.on('data', () => { tm.memory.writeMemory('k', new Uint8Array(1), 'CACHE'); console.log('still usable'); process.exit(0) });`
   const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'pipe'] })
   t.after(() => child.kill('SIGKILL'))
@@ -382,7 +383,7 @@ test('R-HOST-4 a live test memory of another process is never swept', (t) => {
         const [dir] = JSON.parse(lines[0])
         const tm = memory.createTestMemory() // sweeps: the child's memory is alive and locked
         tm.dispose()
-        assert.ok(fs.existsSync(path.join(os.tmpdir(), dir)), 'the live memory stays')
+        assert.ok(fs.existsSync(dir), 'the live memory stays')
         child.stdin.write('go\n')
       } else if (lines.length === 2) {
         try {
@@ -395,4 +396,25 @@ test('R-HOST-4 a live test memory of another process is never swept', (t) => {
     })
     child.on('error', reject)
   })
+})
+
+test('R-HOST-4 test memories live on a tmpfs when TMPDIR is not set, and under TMPDIR when it is', (t) => {
+  const where = (env) => {
+    const script = `const m = require(${JSON.stringify(INDEX)}); const tm = m.createTestMemory(); console.log(require('path').dirname(tm.root)); tm.dispose()`
+    const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env })
+    assert.equal(r.status, 0, r.stderr)
+    return r.stdout.trim()
+  }
+  const { TMPDIR, XDG_RUNTIME_DIR, ...rest } = process.env
+  const TMPFS = 0x01021994
+  const shm = (() => {
+    try {
+      return fs.statfsSync('/dev/shm').type === TMPFS ? fs.realpathSync('/dev/shm') : null
+    } catch {
+      return null
+    }
+  })()
+  assert.equal(where(rest), shm || fs.realpathSync(os.tmpdir()))
+  const mine = tempRoot(t)
+  assert.equal(where({ ...rest, TMPDIR: mine }), fs.realpathSync(mine))
 })

@@ -5,7 +5,6 @@
 // clock (a suite of 1,000 cases that each take one spends at most a second on them).
 
 const fs = require('node:fs')
-const os = require('node:os')
 const path = require('node:path')
 const Database = require('better-sqlite3')
 const memory = require('../index.js')
@@ -14,9 +13,13 @@ const { alternate, startTimer } = require('./measure')
 const LIMIT_US = 1000
 const VALUE = Buffer.alloc(100, 0x61)
 
-/** A fresh file database as a hand-rolled test helper would make it: its own folder, WAL. */
-function freshDatabase() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-fresh-db-'))
+/**
+ * A fresh file database as a hand-rolled test helper would make it: its own folder, WAL. It is
+ * made in the folder test memories are (a tmpfs when there is one), so both pay the same file
+ * system.
+ */
+function freshDatabase(folder) {
+  const dir = fs.mkdtempSync(path.join(folder, 'bench-fresh-db-'))
   const db = new Database(path.join(dir, 'test.db'))
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = NORMAL')
@@ -26,6 +29,9 @@ function freshDatabase() {
 
 async function testMemorySection(cfg, tmp, out, { progress, timeRow }) {
   const perRound = cfg.mode === 'quick' ? 5 : 20
+  const probe = memory.createTestMemory()
+  const folder = path.dirname(probe.root)
+  probe.dispose()
   progress(`testmem: createTestMemory() + one write + dispose(), ${perRound} per round, vs a fresh better-sqlite3 file database`)
   const m = await alternate({
     rounds: cfg.rounds,
@@ -42,7 +48,7 @@ async function testMemorySection(cfg, tmp, out, { progress, timeRow }) {
     baseline: async () => {
       const stop = startTimer()
       for (let i = 0; i < perRound; i++) {
-        const { db, dir } = freshDatabase()
+        const { db, dir } = freshDatabase(folder)
         db.prepare('INSERT INTO entries (key, value, category) VALUES (?, ?, ?)').run('k', VALUE, 'CACHE')
         db.close()
         fs.rmSync(dir, { recursive: true, force: true })
@@ -56,9 +62,9 @@ async function testMemorySection(cfg, tmp, out, { progress, timeRow }) {
   const row = timeRow('test-memory', 'createTestMemory() + one write + dispose() vs a fresh better-sqlite3 file database', m, limit)
   row.target = `≤ ${limit} (${LIMIT_US / 1000} ms)`
   row.baselineIs = 'a fresh better-sqlite3 file database (mkdtemp, WAL, one table, one insert, close, rm)'
-  row.tmpdir = os.tmpdir()
+  row.folder = folder
   out.rows.push(row)
-  out.details.testMemory = { ...m, perRound, tmpdir: os.tmpdir() }
+  out.details.testMemory = { ...m, perRound, folder }
 }
 
 module.exports = { testMemorySection }

@@ -908,6 +908,38 @@ fn sweep_once(tmp: &std::path::Path) {
     }
 }
 
+/// The tmpfs a test memory of `quota` may live in: the user's runtime folder, else `/dev/shm`,
+/// if it is a tmpfs this user may write with room for eight times the quota (what a full memory
+/// takes on disk, WAL and logs included, with room to spare).
+fn tmpfs_folder(quota: u64) -> Option<PathBuf> {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    let candidates = std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()).map(PathBuf::from).into_iter().chain([PathBuf::from("/dev/shm")]);
+    candidates.into_iter().find(|dir| {
+        let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else { return false };
+        // SAFETY: `c` is a NUL-terminated path; `fs` and `vfs` are written by the calls.
+        unsafe {
+            let mut fs: libc::statfs = std::mem::zeroed();
+            let mut vfs: libc::statvfs = std::mem::zeroed();
+            libc::statfs(c.as_ptr(), &mut fs) == 0
+                && fs.f_type as i64 == TMPFS_MAGIC
+                && libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0
+                && libc::statvfs(c.as_ptr(), &mut vfs) == 0
+                && (vfs.f_bavail as u64).saturating_mul(vfs.f_frsize as u64) >= quota.saturating_mul(8).saturating_add(64 << 20)
+        }
+    })
+}
+
+/// Where test memories live: `TMPDIR` when it is set (the user chose); else a tmpfs
+/// (`tmpfs_folder`), where making and removing their files costs next to nothing and nothing
+/// reaches a disk; else the system's temporary folder.
+fn test_memory_folder(quota: u64) -> Result<PathBuf> {
+    let chosen = match std::env::var_os("TMPDIR").filter(|v| !v.is_empty()) {
+        Some(_) => std::env::temp_dir(),
+        None => tmpfs_folder(quota).unwrap_or_else(std::env::temp_dir),
+    };
+    std::fs::canonicalize(&chosen).map_err(|e| MemoryError::storage(format!("the temporary folder {} is not usable: {e}", chosen.display())))
+}
+
 /// The bytes of a new test memory's database with `quota` and `policy`: built once per process
 /// and limits exactly as `opening::build_new_database` builds one (the same schema, version and
 /// agent row), in memory, and marked for WAL as a database built in WAL mode is. Opening it
@@ -945,8 +977,7 @@ impl TestMemory {
     /// it is still a file, opened and checked as any agent's, so other threads and processes
     /// reach it by its root.
     pub fn create(quota: u64, policy: DataPolicy) -> Result<TestMemory> {
-        let tmp = std::fs::canonicalize(std::env::temp_dir())
-            .map_err(|e| MemoryError::storage(format!("the temporary folder {} is not usable: {e}", std::env::temp_dir().display())))?;
+        let tmp = test_memory_folder(quota)?;
         sweep_once(&tmp);
         let image = test_image(quota, policy)?;
         let (root, lock) = make_test_dir(&tmp)?;
