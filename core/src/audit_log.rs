@@ -357,32 +357,11 @@ mod tests {
     // -----------------------------------------------------------------------------------------
     // LogReader
 
-    use crate::memory::{GeneMemory, GeneOptions};
+    use crate::memory::GeneMemory;
     use crate::Arg;
     use std::io::Write;
 
-    const T0: i64 = 1_796_000_000_000;
-
-    struct Root(std::path::PathBuf);
-    impl Drop for Root {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-    fn root(name: &str) -> Root {
-        let p = std::env::temp_dir().join(format!("rotifer-audit-log-{name}-{}", crate::store::unique_suffix()));
-        std::fs::create_dir_all(&p).unwrap();
-        Root(std::fs::canonicalize(p).unwrap())
-    }
-    fn gene(r: &Root, agent: &str) -> GeneMemory {
-        GeneMemory::open(GeneOptions {
-            agent_id: Some(agent.into()),
-            gene_id: Some(format!("v2:{}", "a".repeat(64))),
-            domain: Some("d".into()),
-            root: Some(r.0.to_string_lossy().into()),
-        })
-        .unwrap()
-    }
+    use crate::test_support::{gene, root, T0};
     fn write(g: &GeneMemory, key: &str, now: i64) {
         g.write(&Arg::Str(key.into()), Arg::Bytes(vec![1; 8]), &Arg::Str("CACHE".into()), &Arg::Undefined, &Arg::Undefined, now).unwrap();
     }

@@ -274,30 +274,9 @@ fn page(conn: &Connection, category: Option<Category>, from: Option<&[u8]>, to: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::{create_agent_memory, list_agent_memory_matching, GeneMemory, GeneOptions};
+    use crate::memory::{create_agent_memory, list_agent_memory_matching, GeneMemory};
 
-    const T0: i64 = 1_796_000_000_000;
-
-    struct Root(std::path::PathBuf);
-    impl Drop for Root {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-    fn root(name: &str) -> Root {
-        let p = std::env::temp_dir().join(format!("rotifer-inspect-{name}-{}", crate::store::unique_suffix()));
-        std::fs::create_dir_all(&p).unwrap();
-        Root(std::fs::canonicalize(p).unwrap())
-    }
-    fn gene(r: &Root, agent: &str) -> GeneMemory {
-        GeneMemory::open(GeneOptions {
-            agent_id: Some(agent.into()),
-            gene_id: Some(format!("v2:{}", "a".repeat(64))),
-            domain: Some("d".into()),
-            root: Some(r.0.to_string_lossy().into()),
-        })
-        .unwrap()
-    }
+    use crate::test_support::{gene, root, T0};
     fn write(g: &GeneMemory, key: &str, len: usize, category: &str, days: Option<f64>, now: i64) {
         let retention = match days {
             Some(d) => Arg::Object(vec![

@@ -21,6 +21,9 @@ pub mod storage;
 pub mod time;
 pub mod wasm;
 
+#[cfg(test)]
+mod test_support;
+
 // The storage modules under the names they had before the storage layer became a folder.
 pub use storage::{audit, integrity, lineage, migrate, store};
 pub use storage::files as layout;
