@@ -277,3 +277,14 @@ describe('agent records someone else could have written are refused', () => {
     refused(root, /has 2 names \(hard links\)/)
   })
 })
+
+test('agent create --composition with a file that is not there is a wrong command line (exit 2), as --input @file', (t) => {
+  const root = makeProject(t)
+  const r = rotifer(root, 'agent', 'create', 'a', '--composition', 'missing.json')
+  assert.equal(r.status, 2)
+  assert.match(r.stderr, /--composition missing\.json: cannot read missing\.json \(no such file\)/)
+  fs.writeFileSync(path.join(root, 'broken.json'), '{ nope')
+  const broken = rotifer(root, 'agent', 'create', 'a', '--composition', 'broken.json')
+  assert.equal(broken.status, 1)
+  assert.match(broken.stderr, /composition file broken\.json is not valid JSON/)
+})

@@ -218,11 +218,18 @@ function readComposition(genes, composition, parMerge) {
   if (KINDS.includes(composition)) throw usage(`--composition ${composition} composes --genes: give the genes with --genes`)
   if (parMerge !== undefined) throw usage('--par-merge applies to --composition Par over --genes; in a composition file, write "merge" in the Par')
   const file = path.resolve(composition)
+  let text
+  try {
+    text = fs.readFileSync(file, 'utf8')
+  } catch (e) {
+    // A file the command line names that is not there is a wrong command line, as `--input @file`.
+    throw new UsageError(`--composition ${composition}: cannot read ${composition} (${e.code === 'ENOENT' ? 'no such file' : e.code || e.message})`, 'agent create', { seeHelp: false })
+  }
   let value
   try {
-    value = JSON.parse(fs.readFileSync(file, 'utf8'))
+    value = JSON.parse(text)
   } catch (e) {
-    throw new CliError(`composition file ${composition} ${e.code ? `cannot be read (${e.code})` : `is not valid JSON (${e.message})`}`)
+    throw new CliError(`composition file ${composition} is not valid JSON (${e.message})`)
   }
   let plan
   try {
