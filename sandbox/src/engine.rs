@@ -31,6 +31,9 @@ fn shared() -> Result<&'static Shared, String> {
             config.cranelift_opt_level(OptLevel::Speed);
             // One memory per gene: the host functions and the cap are about `memory`.
             config.wasm_multi_memory(false);
+            // A gene runs once per process: copying its data segments at instantiation is
+            // cheaper than making a copy-on-write image of them (a memfd) when it is loaded.
+            config.memory_init_cow(false);
             let engine = Engine::new(&config).map_err(|e| format!("the WebAssembly engine could not start: {e}"))?;
             Ok(Shared { engine, active: Mutex::new(0), wake: Condvar::new() })
         })
