@@ -157,7 +157,7 @@ test('R-POL-1 sharing needs anonymization support; R-POL-2 retention over the ag
   assert.equal(m.readMemory('r2'), null)
   const denials = auditLines(root).filter((l) => l.action === 'memory.access_denied')
   // The second denial of 'k' repeats the first (same op, code and key): it is counted, and
-  // summarised later (README "Audit and telemetry").
+  // summarised later (docs/decisions.md "Audit and telemetry").
   assert.deepEqual(denials.map((d) => d.key), ['k', 'r2', 'r3'])
   assert.ok(denials.every((d) => d.op === 'write' && d.size === Buffer.byteLength(d.key)))
 })

@@ -1,5 +1,5 @@
 'use strict'
-// What a hostile gene can make the logs hold (R-AUD-1/4, README "Audit and telemetry"): a loop
+// What a hostile gene can make the logs hold (R-AUD-1/4, docs/decisions.md "Audit and telemetry"): a loop
 // of refused calls adds a few lines per gene handle, through GeneMemoryAccess and through the
 // WASM imports, and every refusal stays accounted for (a line each, or a summary's count).
 // Also: a request in shared WASM memory is not copied before its length is checked.

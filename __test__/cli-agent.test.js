@@ -235,7 +235,7 @@ describe('rotifer agent run', () => {
 
 describe('agent records someone else could have written are refused', () => {
   // An agent record decides which genes run, with what quota: it gets the same trust checks as
-  // memory's own files (README: threat model).
+  // memory's own files (docs/threat-model.md).
   function withAgent(t) {
     const root = makeProject(t)
     addGene(root, 'probe', { 'index.js': PROBE })

@@ -26,11 +26,11 @@ function run(cmd, args, options = {}) {
   return r.stdout
 }
 
-/** The README's "Test your gene" section: `{ files: [{ path, text }], commands: [line] }`. */
+/** docs/testing.md's "Test your gene" section: `{ files: [{ path, text }], commands: [line] }`. */
 function readmeSection() {
-  const readme = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8')
+  const readme = fs.readFileSync(path.join(REPO, 'docs', 'testing.md'), 'utf8')
   const start = readme.indexOf('\n## Test your gene\n')
-  assert.notEqual(start, -1, 'the README has a "Test your gene" section')
+  assert.notEqual(start, -1, 'docs/testing.md has a "Test your gene" section')
   const end = readme.indexOf('\n## ', start + 1)
   const section = readme.slice(start, end === -1 ? undefined : end)
   const files = [...section.matchAll(/<!-- file: (\S+) -->\n```\w*\n([\s\S]*?)```/g)].map((m) => ({ path: m[1], text: m[2] }))
@@ -209,7 +209,9 @@ test("types compile under `tsc --init`'s defaults (exactOptionalPropertyTypes, n
 
 test('the tarball ships the docs the README links to', () => {
   const pkg = path.join(app, 'node_modules', '@rotifer', 'playground')
-  for (const doc of ['README.md', 'docs/cli.md', 'docs/wasm.md', 'docs/guarantees.md', 'docs/benchmarks.md', 'testing.d.ts', 'lib/testing/register.js']) {
+  const linked = [...fs.readFileSync(path.join(REPO, 'README.md'), 'utf8').matchAll(/\]\((docs\/[\w.-]+\.md)\)/g)].map((m) => m[1])
+  assert.ok(linked.length >= 8, `the README links the docs: ${linked}`)
+  for (const doc of ['README.md', ...linked, 'testing.d.ts', 'lib/testing/register.js']) {
     assert.ok(fs.existsSync(path.join(pkg, doc)), doc)
   }
 })

@@ -1,5 +1,5 @@
 'use strict'
-// Memory trusts only its own files (README "Threat model"): folders, databases, -wal, -shm and
+// Memory trusts only its own files (docs/threat-model.md): folders, databases, -wal, -shm and
 // logs under `.rotifer/` owned by another user, writable by group or others, or with another
 // name (a hard link) are refused with MEMORY_STORAGE_ERROR naming the path and the fix; so is
 // a database whose schema holds anything this package did not create (R-HOST-1, R-AUD).

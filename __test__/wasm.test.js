@@ -487,7 +487,7 @@ test('R-WASM-6: a host whose memory() gives no memory is told so, through the ge
   }
 })
 
-for (const docFile of ['README.md', path.join('docs', 'wasm.md')]) test(`R-WASM: the example gene of ${docFile} runs as described`, async (t) => {
+for (const docFile of [path.join('docs', 'gene-authors.md'), path.join('docs', 'wasm.md')]) test(`R-WASM: the example gene of ${docFile} runs as described`, async (t) => {
   const doc = fs.readFileSync(path.join(__dirname, '..', docFile), 'utf8')
   const blocks = [...doc.matchAll(/```wat\n([\s\S]*?)```/g)].map((m) => m[1])
   const wat = blocks.find((b) => b.trimStart().startsWith('(module'))

@@ -1,7 +1,7 @@
 'use strict'
 // A reference model of the Agent Memory API in plain JS data structures: what every call must
 // answer, what it must change, and which audit lines and telemetry events it must append.
-// It follows the specification and the README's "Decisions the specification left to us";
+// It follows the specification and docs/decisions.md;
 // it shares no code with the store.
 
 const { createHash } = require('node:crypto')
@@ -109,7 +109,7 @@ function parseRetention(r) {
 
 const RFC3339 = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$/
 
-/** RFC 3339 → ms, a sub-millisecond fraction rounded up (README: Queries). */
+/** RFC 3339 → ms, a sub-millisecond fraction rounded up (docs/decisions.md: Queries). */
 function parseTime(text) {
   if (absent(text)) return null
   if (typeof text !== 'string') refuse(INVALID)
@@ -276,7 +276,7 @@ class Model {
   }
 
   /**
-   * README "Audit and telemetry": a gene handle writes a refusal's line (`writeLine`) unless it
+   * docs/decisions.md "Audit and telemetry": a gene handle writes a refusal's line (`writeLine`) unless it
    * repeats the handle's last such line or the handle has written FULL_REFUSAL_LINES of them;
    * the others are counted per action, op and code, and summarised at the first refusal a
    * minute or more after the first one counted.
@@ -353,7 +353,7 @@ class Model {
   }
 
   /**
-   * The identity checks that come before everything (README: "Identity first"): no agent →
+   * The identity checks that come before everything (docs/decisions.md: "Identity first"): no agent →
    * denied, nothing touched; no valid v2 id → denied and audited with actor null.
    */
   caller(now, h, op, key) {
@@ -362,7 +362,7 @@ class Model {
       const k = op !== 'query' && validKey(key) ? key : null
       this.deny(now, h, null, op, k, null, null)
     }
-    this.agent(h.agentId) // a gene's call creates the memory (README: decisions)
+    this.agent(h.agentId) // a gene's call creates the memory (docs/decisions.md)
     this.purge(now, h.agentId)
     return { a: this.agents.get(h.agentId), gene: { id: h.geneId, domain: h.domain ?? null } }
   }

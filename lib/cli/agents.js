@@ -23,7 +23,7 @@ function agentsDir(root) {
 }
 
 /**
- * Refuses what another user owns or may write, as memory refuses its own files (README: threat
+ * Refuses what another user owns or may write, as memory refuses its own files (docs/threat-model.md: threat
  * model): an agent record decides which genes run and with what quota.
  */
 function refuseUntrusted(file, st) {

@@ -44,7 +44,7 @@ function readGeneFolder(folder, what) {
   const root = findProjectRoot(dir)
   const where = path.relative(process.cwd(), dir) || '.'
   const phenotypeFile = path.join(dir, 'phenotype.json')
-  if (!fs.existsSync(phenotypeFile)) throw new CliError(`${what}: ${path.join(where, 'phenotype.json')} is missing (E0020); every gene folder needs one (see the README's "phenotype.json")`)
+  if (!fs.existsSync(phenotypeFile)) throw new CliError(`${what}: ${path.join(where, 'phenotype.json')} is missing (E0020); every gene folder needs one (see docs/gene-authors.md, "phenotype.json")`)
   const phenotype = readPhenotype(phenotypeFile, path.join(where, 'phenotype.json'))
   const files = geneFiles(dir)
   if (!files.source && !files.ir && !files.wasm) {

@@ -68,7 +68,7 @@ function size(n) {
 
 function detailText(l) {
   const detail = (() => {
-    // A summary line stands for refusals a gene handle repeated past its bound (README: audit).
+    // A summary line stands for refusals a gene handle repeated past its bound (docs/decisions.md: audit).
     if (l.count !== undefined && l.count !== null) {
       const what = l.action === 'memory.quota_reject' ? 'quota rejections' : `denials of ${l.op || '?'}`
       return `${l.count} more ${what} since ${l.since}`
