@@ -15,6 +15,7 @@ const { field, terminalWidth } = require('../format')
 
 const wrap = {
   name: 'wrap',
+  needsProject: true,
   summary: "write a gene's phenotype.json (fidelity Wrapped) and print its Gene ID (v2)",
   usage: 'rotifer wrap <gene> [-d|--domain <domain>] [--fidelity Wrapped|Hybrid|Native]',
   description: [
