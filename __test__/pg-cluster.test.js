@@ -69,6 +69,7 @@ test('a runner killed with SIGKILL leaves a folder that the next run sweeps, ser
 test('without PostgreSQL binaries: one line and the tests run; under CI=true, a failure', () => {
   const env = { ...process.env, PATH: path.dirname(process.execPath), ROTIFER_PG_SEARCH_DIRS: os.tmpdir() }
   delete env.CI
+  for (const name of Object.keys(env)) if (name.startsWith('ROTIFER_TEST_PG_')) delete env[name] // this run's own cluster
   const r = spawnSync(process.execPath, [SCRIPT, '--', process.execPath, '-e', 'process.exit(process.env.ROTIFER_TEST_PG_ADMIN_URL ? 3 : 0)'], { encoding: 'utf8', env })
   assert.equal(r.status, 0, r.stderr)
   assert.match(r.stderr, /^PostgreSQL tests skipped: .*not found/m)

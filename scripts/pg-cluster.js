@@ -127,7 +127,7 @@ async function start() {
     ].join(' ')
     run(pgCtl, ['start', '-D', data, '-w', '-t', '60', '-l', path.join(folder, 'server.log'), '-o', options], as)
     const env = {
-      ROTIFER_TEST_PG_ADMIN_URL: `postgresql://${SUPERUSER}@localhost/postgres?host=${encodeURIComponent(socket)}&port=${port}`,
+      ROTIFER_TEST_PG_ADMIN_URL: `postgresql://${SUPERUSER}@${encodeURIComponent(socket)}:${port}/postgres`,
       ROTIFER_TEST_PG_PORT: String(port),
       ROTIFER_TEST_PG_SOCKET: socket,
       ROTIFER_TEST_PG_DATA: data,

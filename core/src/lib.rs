@@ -16,6 +16,7 @@ pub mod error;
 pub mod inspect;
 pub mod memory;
 pub mod model;
+pub mod postgres;
 pub mod quota;
 pub mod storage;
 pub mod time;

@@ -1,10 +1,12 @@
--- The binding's two NOLOGIN roles (see 001_schema.sql), created once per cluster.
+-- The binding's two NOLOGIN roles (see 001_schema.sql), created once per cluster; two setups at
+-- the same time both succeed.
 DO $$
 BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'rotifer_owner') THEN
-    CREATE ROLE rotifer_owner NOLOGIN NOINHERIT;
-  END IF;
-  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'rotifer_deployment') THEN
-    CREATE ROLE rotifer_deployment NOLOGIN NOINHERIT;
-  END IF;
+  CREATE ROLE rotifer_owner NOLOGIN NOINHERIT;
+EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+END $$;
+DO $$
+BEGIN
+  CREATE ROLE rotifer_deployment NOLOGIN NOINHERIT;
+EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
 END $$;

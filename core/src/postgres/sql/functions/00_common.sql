@@ -140,6 +140,8 @@ BEGIN
       jsonb_build_object('trimmed', v_excess, 'max', v.audit_max_rows));
     UPDATE rotifer.agents SET audit_rows = audit_rows - v_excess + 1 WHERE agent_id = p_agent;
   END IF;
+  -- Attempt records answer a client that lost a commit's acknowledgement; a day is ample.
+  DELETE FROM rotifer.attempts WHERE agent_id = p_agent AND at_ms < p_now - 86400000;
 END $$;
 
 -- An entry row as a call's answer.

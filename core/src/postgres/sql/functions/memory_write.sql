@@ -197,7 +197,8 @@ BEGIN
     RETURNING * INTO e;
   END IF;
   IF p_attempt IS NOT NULL THEN
-    INSERT INTO rotifer.attempts (attempt_id, agent_id, at_ms) VALUES (p_attempt, p_agent, v_now);
+    INSERT INTO rotifer.attempts (attempt_id, agent_id, at_ms, result)
+    VALUES (p_attempt, p_agent, v_now, to_jsonb(e) - 'value' - 'agent_id');
   END IF;
   PERFORM rotifer.finish(p_agent, v_now, v_tx, v_lines, v_after, a.last_seq + 1, v_time);
   RETURN rotifer.answer(e);
