@@ -61,8 +61,13 @@ pub fn append_lines(path: &Path, bytes: &[u8], look: Look, prepare: &dyn Fn() ->
         refuse_untrusted_file(path, &meta)?;
         let end = log.append(path, &meta, bytes)?;
         if let Some(r) = rotation.filter(|r| end >= r.max_size) {
-            // Best effort: the lines are written, and the next append past the size tries again.
-            let _ = log.rotate(path, r);
+            // Best effort: the lines are written, and an append past the size a second or more
+            // after a failed rotation tries again (a rotation reads the files that go). Other
+            // appends of the process need not wait for it: the rotation's lock orders it.
+            drop(appending);
+            if log.may_rotate() && log.rotate(path, r).is_err() {
+                log.rotation_failed();
+            }
         }
         return Ok(());
     }
@@ -253,7 +258,12 @@ struct OpenLog {
     /// The file's size after this process's last whole append, `u64::MAX` if unknown: at that
     /// size, the file ends with a line of ours and needs no look at its last byte.
     end: AtomicU64,
+    /// When a rotation failed last, if one did: the next is tried `ROTATION_RETRY` later.
+    rotation_failed_at: Mutex<Option<std::time::Instant>>,
 }
+
+/// How long after a failed rotation the next is tried.
+const ROTATION_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Held for one append to any log of the process.
 static APPENDING: Mutex<()> = Mutex::new(());
@@ -276,7 +286,7 @@ impl OpenLog {
         }
         let watch = watch.and_then(|w| w.file(path));
         let lock = LogLock::open(path)?;
-        Ok(Arc::new(OpenLog { file, lock, watch, end: AtomicU64::new(u64::MAX) }))
+        Ok(Arc::new(OpenLog { file, lock, watch, end: AtomicU64::new(u64::MAX), rotation_failed_at: Mutex::new(None) }))
     }
 
     /// Whether the file ends with a partial line (an earlier append that failed part-way), to
@@ -327,6 +337,15 @@ impl OpenLog {
                 Err(failed(e))
             }
         }
+    }
+
+    /// Whether a rotation may be tried now: none failed in the last `ROTATION_RETRY`.
+    fn may_rotate(&self) -> bool {
+        self.rotation_failed_at.lock().unwrap_or_else(|e| e.into_inner()).is_none_or(|t| t.elapsed() >= ROTATION_RETRY)
+    }
+
+    fn rotation_failed(&self) {
+        *self.rotation_failed_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::time::Instant::now());
     }
 
     /// Renames the log (which this append left at `r.max_size` or more) to `.1`, `.1` to `.2`
