@@ -645,8 +645,27 @@ fn read_kept_header(f: &File) -> std::io::Result<Vec<FileStamp>> {
     Ok(serde_json::from_slice::<KeptHeader>(first.trim_ascii_end()).map(|h| h.kept_from).unwrap_or_default())
 }
 
-/// The agent a line is of, if it is a JSON object with an `agentId` string.
+/// The agent a line is of, if it is a JSON object with an `agentId` string. Lines of ours start
+/// `{"ts":"<24 bytes>","agentId":"<id>"`, with an id of plain characters: read there without
+/// parsing the line (a rotation reads every line of the files that go, twice); any other line
+/// is parsed.
 fn agent_of(line: &[u8]) -> Option<String> {
+    const HEAD: &[u8] = b"{\"ts\":\"";
+    const AGENT: &[u8] = b"\",\"agentId\":\"";
+    let at = HEAD.len() + 24;
+    if line.starts_with(HEAD) && line.get(at..at + AGENT.len()) == Some(AGENT) {
+        let rest = &line[at + AGENT.len()..];
+        if let Some(end) = rest.iter().position(|b| *b == b'"') {
+            let id = &rest[..end];
+            if !id.is_empty() && id.iter().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(b)) {
+                return Some(String::from_utf8_lossy(id).into_owned());
+            }
+        }
+    }
+    agent_of_parsed(line)
+}
+
+fn agent_of_parsed(line: &[u8]) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct Of<'a> {
         #[serde(rename = "agentId", borrow)]
@@ -786,6 +805,25 @@ mod tests {
         assert!(!e.message.contains("make it a writable regular file"), "{}", e.message);
         assert!(crate::error::is_disk_full(&e));
         assert!(!crate::error::is_disk_full(&write_failed(p, std::io::Error::from_raw_os_error(libc::EIO))));
+    }
+
+    #[test]
+    fn r_aud_7_a_lines_agent_is_read_as_a_parser_reads_it() {
+        let gene = format!("v2:{}", "a".repeat(64));
+        let mut b = crate::storage::audit::AuditBatch::new("agent-1.x_y", 1_796_000_000_000);
+        b.deny(crate::storage::audit::Actor::Gene(&gene), Default::default(), crate::storage::audit::Denial { op: "read", code: "C", reason: "r" });
+        for line in [
+            b.lines_for_test().trim_ascii_end().to_vec(),
+            br#"{"agentId":"late","ts":"2026-12-01T00:00:00.000Z"}"#.to_vec(),
+            br#"{"ts":"2026-12-01T00:00:00.000Z","agentId":"a\u0062"}"#.to_vec(),
+            br#"{"ts":"2026-12-01T00:00:00.000Z","agentId":"quo\"te"}"#.to_vec(),
+            br#"{"ts":"2026-12-01T00:00:00.000Z","agentId":"cut"#.to_vec(),
+            b"not json".to_vec(),
+        ] {
+            assert_eq!(agent_of(&line), agent_of_parsed(&line), "{}", String::from_utf8_lossy(&line));
+        }
+        assert_eq!(agent_of(br#"{"ts":"2026-12-01T00:00:00.000Z","agentId":"a\u0062"}"#).as_deref(), Some("ab"));
+        assert_eq!(agent_of(b"{\"ts\":\"2026-12-01T00:00:00.000Z\",\"agentId\":\"agent-1.x_y\",\"action\":1}").as_deref(), Some("agent-1.x_y"));
     }
 
     #[test]
