@@ -300,7 +300,7 @@ impl LogReader {
                 break; // an append in progress: the next look reads it whole
             }
             let trimmed = line.trim_ascii_end();
-            if !trimmed.iter().all(u8::is_ascii_whitespace) && !(offset == 0 && is_kept_header(trimmed)) {
+            if !trimmed.iter().all(u8::is_ascii_whitespace) && (offset != 0 || !is_kept_header(trimmed)) {
                 match head(trimmed) {
                     None => self.skipped += 1,
                     Some(h) if h.agent_id == self.agent_id.as_str() => {

@@ -279,3 +279,58 @@ fn r_aud_7_a_rotation_cut_short_after_keeping_lines_never_shows_them_twice() {
     assert_eq!(keys_of(&p, "a"), more);
     assert_eq!(std::fs::read(dot.join("audit.kept.jsonl")).unwrap(), before_kept, "audit.2 was not taken in again");
 }
+
+#[test]
+fn r_aud_7_a_kept_file_that_cannot_be_written_stops_the_rotation_never_a_line() {
+    let p = Project::new("kept-blocked");
+    std::fs::write(p.0.join("rotifer.json"), r#"{"audit":{"maxSize":"1KB","keep":1}}"#).unwrap();
+    let a = p.gene("a");
+    let write = |k: String, t: i64| a.write(&s(&k), Arg::Bytes(vec![1]), &s("CACHE"), &Arg::Undefined, &Arg::Undefined, t).unwrap();
+    write("first".into(), T0);
+    // A folder where the kept file goes: keeping the lines fails, so audit.1 is not dropped.
+    std::fs::create_dir_all(p.0.join(".rotifer/audit.kept.jsonl")).unwrap();
+    let mut expected = vec!["first".to_string()];
+    for i in 0..40 {
+        let k = format!("k{i:02}");
+        write(k.clone(), T0 + 1 + i);
+        expected.push(k);
+    }
+    assert_eq!(keys_of_lenient(&p, "a"), expected, "every line is kept: the changes never failed");
+    // Once the kept file can be written, rotation goes on (a second after the failure) and the
+    // agent's lines from the file that goes are kept.
+    std::fs::remove_dir(p.0.join(".rotifer/audit.kept.jsonl")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    for i in 40..50 {
+        let k = format!("k{i:02}");
+        write(k.clone(), T0 + 1 + i);
+        expected.push(k);
+    }
+    assert!(p.0.join(".rotifer/audit.kept.jsonl").is_file());
+    assert_eq!(keys_of(&p, "a"), expected, "the default 1 MiB per agent keeps them all");
+}
+
+/// `keys_of` for a project whose kept file cannot be read (a folder at its path): read the
+/// numbered files' lines of `agent` directly.
+fn keys_of_lenient(p: &Project, agent: &str) -> Vec<String> {
+    let dir = p.0.join(".rotifer");
+    let mut files: Vec<(u32, std::path::PathBuf)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let n = if name == "audit.jsonl" { Some(0) } else { name.strip_prefix("audit.").and_then(|r| r.strip_suffix(".jsonl")).and_then(|n| n.parse().ok()) };
+            n.map(|n| (n, e.path()))
+        })
+        .collect();
+    files.sort_by(|a, b| b.0.cmp(&a.0));
+    let mut keys = Vec::new();
+    for (_, f) in files {
+        for l in std::fs::read_to_string(f).unwrap().lines() {
+            let v: Value = serde_json::from_str(l).unwrap();
+            if v["agentId"] == agent {
+                keys.push(v["key"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    keys
+}

@@ -205,7 +205,7 @@ fn r_host_1b_a_backup_holding_what_no_write_stores_is_refused_and_changes_nothin
     let m = r.gene("a");
     put(&m, "now", 2, T0 + 2);
     let lines = r.audit().len();
-    let row = || AgentStore::open(&r.layout(), "a", IfMissing::Skip).unwrap().unwrap().read_only(|c| read_agent(c)).unwrap();
+    let row = || AgentStore::open(&r.layout(), "a", IfMissing::Skip).unwrap().unwrap().read_only(read_agent).unwrap();
     let before = row();
     for (n, (sql, what)) in [
         // The agent row.

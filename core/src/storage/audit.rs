@@ -189,6 +189,12 @@ impl<'a> AuditBatch<'a> {
         self.lines.is_empty()
     }
 
+    /// The lines recorded so far, as they would be written.
+    #[cfg(test)]
+    pub(crate) fn lines_for_test(&self) -> &[u8] {
+        &self.lines
+    }
+
     /// Appends one line for a change or a quota rejection. A rejection counts against the
     /// handle's `DenialLog`, which may count it instead of writing it.
     pub fn record(&mut self, action: Action, actor: Actor<'_>, subject: Subject<'_>, quota: Option<QuotaFacts>) {

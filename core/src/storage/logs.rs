@@ -61,8 +61,13 @@ pub fn append_lines(path: &Path, bytes: &[u8], look: Look, prepare: &dyn Fn() ->
         refuse_untrusted_file(path, &meta)?;
         let end = log.append(path, &meta, bytes)?;
         if let Some(r) = rotation.filter(|r| end >= r.max_size) {
-            // Best effort: the lines are written, and the next append past the size tries again.
-            let _ = log.rotate(path, r);
+            // Best effort: the lines are written, and an append past the size a second or more
+            // after a failed rotation tries again (a rotation reads the files that go). Other
+            // appends of the process need not wait for it: the rotation's lock orders it.
+            drop(appending);
+            if log.may_rotate() && log.rotate(path, r).is_err() {
+                log.rotation_failed();
+            }
         }
         return Ok(());
     }
@@ -253,7 +258,12 @@ struct OpenLog {
     /// The file's size after this process's last whole append, `u64::MAX` if unknown: at that
     /// size, the file ends with a line of ours and needs no look at its last byte.
     end: AtomicU64,
+    /// When a rotation failed last, if one did: the next is tried `ROTATION_RETRY` later.
+    rotation_failed_at: Mutex<Option<std::time::Instant>>,
 }
+
+/// How long after a failed rotation the next is tried.
+const ROTATION_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Held for one append to any log of the process.
 static APPENDING: Mutex<()> = Mutex::new(());
@@ -276,7 +286,7 @@ impl OpenLog {
         }
         let watch = watch.and_then(|w| w.file(path));
         let lock = LogLock::open(path)?;
-        Ok(Arc::new(OpenLog { file, lock, watch, end: AtomicU64::new(u64::MAX) }))
+        Ok(Arc::new(OpenLog { file, lock, watch, end: AtomicU64::new(u64::MAX), rotation_failed_at: Mutex::new(None) }))
     }
 
     /// Whether the file ends with a partial line (an earlier append that failed part-way), to
@@ -327,6 +337,15 @@ impl OpenLog {
                 Err(failed(e))
             }
         }
+    }
+
+    /// Whether a rotation may be tried now: none failed in the last `ROTATION_RETRY`.
+    fn may_rotate(&self) -> bool {
+        self.rotation_failed_at.lock().unwrap_or_else(|e| e.into_inner()).is_none_or(|t| t.elapsed() >= ROTATION_RETRY)
+    }
+
+    fn rotation_failed(&self) {
+        *self.rotation_failed_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::time::Instant::now());
     }
 
     /// Renames the log (which this append left at `r.max_size` or more) to `.1`, `.1` to `.2`
@@ -626,8 +645,27 @@ fn read_kept_header(f: &File) -> std::io::Result<Vec<FileStamp>> {
     Ok(serde_json::from_slice::<KeptHeader>(first.trim_ascii_end()).map(|h| h.kept_from).unwrap_or_default())
 }
 
-/// The agent a line is of, if it is a JSON object with an `agentId` string.
+/// The agent a line is of, if it is a JSON object with an `agentId` string. Lines of ours start
+/// `{"ts":"<24 bytes>","agentId":"<id>"`, with an id of plain characters: read there without
+/// parsing the line (a rotation reads every line of the files that go, twice); any other line
+/// is parsed.
 fn agent_of(line: &[u8]) -> Option<String> {
+    const HEAD: &[u8] = b"{\"ts\":\"";
+    const AGENT: &[u8] = b"\",\"agentId\":\"";
+    let at = HEAD.len() + 24;
+    if line.starts_with(HEAD) && line.get(at..at + AGENT.len()) == Some(AGENT) {
+        let rest = &line[at + AGENT.len()..];
+        if let Some(end) = rest.iter().position(|b| *b == b'"') {
+            let id = &rest[..end];
+            if !id.is_empty() && id.iter().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(b)) {
+                return Some(String::from_utf8_lossy(id).into_owned());
+            }
+        }
+    }
+    agent_of_parsed(line)
+}
+
+fn agent_of_parsed(line: &[u8]) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct Of<'a> {
         #[serde(rename = "agentId", borrow)]
@@ -767,6 +805,25 @@ mod tests {
         assert!(!e.message.contains("make it a writable regular file"), "{}", e.message);
         assert!(crate::error::is_disk_full(&e));
         assert!(!crate::error::is_disk_full(&write_failed(p, std::io::Error::from_raw_os_error(libc::EIO))));
+    }
+
+    #[test]
+    fn r_aud_7_a_lines_agent_is_read_as_a_parser_reads_it() {
+        let gene = format!("v2:{}", "a".repeat(64));
+        let mut b = crate::storage::audit::AuditBatch::new("agent-1.x_y", 1_796_000_000_000);
+        b.deny(crate::storage::audit::Actor::Gene(&gene), Default::default(), crate::storage::audit::Denial { op: "read", code: "C", reason: "r" });
+        for line in [
+            b.lines_for_test().trim_ascii_end().to_vec(),
+            br#"{"agentId":"late","ts":"2026-12-01T00:00:00.000Z"}"#.to_vec(),
+            br#"{"ts":"2026-12-01T00:00:00.000Z","agentId":"a\u0062"}"#.to_vec(),
+            br#"{"ts":"2026-12-01T00:00:00.000Z","agentId":"quo\"te"}"#.to_vec(),
+            br#"{"ts":"2026-12-01T00:00:00.000Z","agentId":"cut"#.to_vec(),
+            b"not json".to_vec(),
+        ] {
+            assert_eq!(agent_of(&line), agent_of_parsed(&line), "{}", String::from_utf8_lossy(&line));
+        }
+        assert_eq!(agent_of(br#"{"ts":"2026-12-01T00:00:00.000Z","agentId":"a\u0062"}"#).as_deref(), Some("ab"));
+        assert_eq!(agent_of(b"{\"ts\":\"2026-12-01T00:00:00.000Z\",\"agentId\":\"agent-1.x_y\",\"action\":1}").as_deref(), Some("agent-1.x_y"));
     }
 
     #[test]
