@@ -127,6 +127,10 @@ before(() => {
   delete env.NODE_TEST_CONTEXT // the README's `node --test` is a suite of its own, not a child of this one
   delete env.COLUMNS
   assert.notEqual(spawnSync('cargo', ['--version'], { env }).status, 0, 'cargo must be off PATH')
+  // The README's install, as written: every other test works in the project it makes.
+  const [install] = README.filter((b) => b.marker === 'run' && b.body.includes('npm install ./'))
+  assert.ok(install, 'the README has an install block')
+  runBlock(install, { cwd: project })
 })
 
 after(() => fs.rmSync(work, { recursive: true, force: true }))
@@ -152,8 +156,6 @@ test('every shell block of the README is run by this test, but "Building from so
 
 test('the README, followed as written: install, the first remembering gene, its test, the cheat sheet', () => {
   const s = state()
-  const [install] = section(README, (b) => b.marker === 'run' && b.body.includes('npm install ./'))
-  runBlock(install, s)
   assert.ok(fs.existsSync(path.join(project, 'node_modules', '.bin', 'rotifer')))
   assert.equal(runLine('npx rotifer --version', s).stdout.trim(), PKG.version)
 
@@ -251,4 +253,22 @@ test('the tarball ships LICENSE (MIT), examples/ with the compiled WASM gene, an
   const demo = spawnSync(process.execPath, [path.join(pkg, 'examples', 'demo.js')], { cwd: project, env, encoding: 'utf8', timeout: 180_000 })
   assert.equal(demo.status, 0, demo.stdout + demo.stderr)
   assert.match(demo.stdout, /used indent 4, remembered from the first run, and is run number 2/)
+})
+
+test("docs/api.md's examples run in order, as one script, and print what their `// →` comments show", () => {
+  const doc = fs.readFileSync(path.join(REPO, 'docs', 'api.md'), 'utf8')
+  const blocks = [...doc.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
+  assert.ok(blocks.length >= 20, `one example per function: ${blocks.length}`)
+  const expected = blocks.flatMap((b) => [...b.matchAll(/\/\/ → (.*)$/gm)].map((m) => m[1]))
+  // Every function of the page's headings is called by an example.
+  const headings = [...doc.matchAll(/^### `(?:new )?(\w+)\(/gm)].map((m) => m[1])
+  const script = blocks.join('\n')
+  for (const name of headings) assert.ok(script.includes(`${name}(`), `an example calls ${name}`)
+  const dir = path.join(project, 'api-examples')
+  fs.mkdirSync(dir, { recursive: true })
+  fs.writeFileSync(path.join(dir, 'rotifer.json'), '{}\n')
+  fs.writeFileSync(path.join(dir, 'examples.js'), script)
+  const r = spawnSync(process.execPath, ['examples.js'], { cwd: dir, env, encoding: 'utf8' })
+  assert.equal(r.status, 0, r.stderr)
+  assert.deepEqual(r.stdout.trimEnd().split('\n'), expected)
 })
