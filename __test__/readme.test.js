@@ -154,6 +154,21 @@ test('every shell block of the README is run by this test, but "Building from so
   assert.ok(README.some((b) => b.body.includes(TARBALL)), `the README installs ${TARBALL}`)
 })
 
+test('the README is a front door: at most 2,000 words, no requirement ids, every docs/ file on its map', () => {
+  const text = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8')
+  const words = text.split(/\s+/).filter((w) => w !== '').length
+  assert.ok(words >= 1500 && words <= 2000, `${words} words: the reference belongs in docs/`)
+  assert.doesNotMatch(text, /\bR-[A-Z]{2,}/, 'requirement ids are for the docs and the tests')
+  assert.doesNotMatch(text, /product document/i)
+  assert.match(text, /blocks the event loop/)
+  const docs = fs.readdirSync(path.join(REPO, 'docs')).filter((f) => f.endsWith('.md'))
+  for (const doc of docs) assert.ok(text.includes(`](docs/${doc})`), `the README's map links docs/${doc}`)
+  for (const [, target] of text.matchAll(/\]\(([^)#]+)(?:#[^)]*)?\)/g)) {
+    if (/^https?:/.test(target)) continue
+    assert.ok(fs.existsSync(path.join(REPO, target)), `the README links ${target}, which exists`)
+  }
+})
+
 test('the README, followed as written: install, the first remembering gene, its test, the cheat sheet', () => {
   const s = state()
   assert.ok(fs.existsSync(path.join(project, 'node_modules', '.bin', 'rotifer')))
@@ -271,4 +286,32 @@ test("docs/api.md's examples run in order, as one script, and print what their `
   const r = spawnSync(process.execPath, ['examples.js'], { cwd: dir, env, encoding: 'utf8' })
   assert.equal(r.status, 0, r.stderr)
   assert.deepEqual(r.stdout.trimEnd().split('\n'), expected)
+})
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
+function slug(heading) {
+  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-')
+}
+
+test('every link between the README, CONTRIBUTING.md, examples/ and docs/ lands on a file and a heading that exist', () => {
+  const files = ['README.md', 'CONTRIBUTING.md', path.join('examples', 'README.md'), ...fs.readdirSync(path.join(REPO, 'docs')).filter((f) => f.endsWith('.md')).map((f) => path.join('docs', f))]
+  const anchors = new Map()
+  const anchorsOf = (file) => {
+    if (!anchors.has(file)) {
+      const text = fs.readFileSync(path.join(REPO, file), 'utf8').replace(/```[\s\S]*?```/g, '')
+      anchors.set(file, new Set([...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1]))))
+    }
+    return anchors.get(file)
+  }
+  const broken = []
+  for (const file of files) {
+    const text = fs.readFileSync(path.join(REPO, file), 'utf8').replace(/```[\s\S]*?```/g, '')
+    for (const [, target, anchor] of text.matchAll(/\]\(([^)#\s]*)(?:#([^)\s]*))?\)/g)) {
+      if (/^[a-z]+:/.test(target)) continue
+      const to = target === '' ? file : path.normalize(path.join(path.dirname(file), target))
+      if (!fs.existsSync(path.join(REPO, to))) broken.push(`${file}: ${target} does not exist`)
+      else if (anchor && to.endsWith('.md') && !anchorsOf(to).has(anchor)) broken.push(`${file}: ${to} has no heading #${anchor}`)
+    }
+  }
+  assert.deepEqual(broken, [])
 })
