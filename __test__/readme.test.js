@@ -182,6 +182,10 @@ test('the README, followed as written: install, the first remembering gene, its 
     fs.writeFileSync(file, f.body)
   }
 
+  // The gene type-checks as written, under --strict, against the installed package's types.
+  const tsc = path.join(project, 'node_modules', 'typescript', 'bin', 'tsc')
+  run(process.execPath, [tsc, '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', 'genes/greeter/index.ts'], { cwd: project, env })
+
   // agent create, agent run twice, agent memory list: what each prints.
   const [session] = section(README, (b) => b.marker === 'session')
   const outputs = runSession(session, s)
@@ -251,6 +255,9 @@ test('examples/README.md, from the installed package: the formatter project reme
     const t = outputs.find((o) => o.command.endsWith(`rotifer test ${gene}`))
     assert.match(t.stdout, / passed, 0 failed\n$/, t.stdout)
   }
+  // The TypeScript gene is complete: it type-checks under --strict against the installed types.
+  const tsc = path.join(project, 'node_modules', 'typescript', 'bin', 'tsc')
+  run(process.execPath, [tsc, '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', 'genes/formatter/index.ts'], { cwd: s.cwd, env })
 })
 
 test('the tarball ships LICENSE (MIT), examples/ with the compiled WASM gene, and a demo that runs from it', () => {
@@ -314,4 +321,27 @@ test('every link between the README, CONTRIBUTING.md, examples/ and docs/ lands 
     }
   }
   assert.deepEqual(broken, [])
+})
+
+test("docs/deployers.md's blocks run in order, in a copy of the installed formatter example", () => {
+  const dir = path.join(project, 'deployer-example')
+  fs.cpSync(path.join(project, 'node_modules', '@rotifer', 'playground', 'examples', 'formatter'), dir, { recursive: true })
+  const blocks = blocksOf(path.join('docs', 'deployers.md')).filter((b) => ['sh', 'console'].includes(b.lang))
+  assert.ok(blocks.length >= 5)
+  for (const b of blocks) assert.equal(b.marker, 'run', `every shell block of deployers.md is run:\n${b.body}`)
+  const saved = env
+  env = { ...env, PATH: [path.join(project, 'node_modules', '.bin'), env.PATH].join(path.delimiter) }
+  try {
+    const s = { cwd: dir }
+    for (const b of blocks) runBlock(b, s)
+    // What the blocks did: the agent's limits, then its entry deleted, backed up and restored.
+    const show = JSON.parse(runLine('rotifer agent show my-agent --json', s).stdout)
+    assert.equal(show.memory.quota, 104857600, 'the quota of agent update')
+    assert.deepEqual(show.memory.dataPolicy, { anonymizationSupported: true, maxRetentionDays: null })
+    assert.ok(fs.existsSync(path.join(dir, 'backups', 'my-agent-2026-12-01.db')))
+    const log = JSON.parse(runLine('rotifer agent memory log my-agent --json', s).stdout).map((l) => l.action)
+    assert.deepEqual(log.filter((a) => a !== 'memory.access_denied'), ['memory.create', 'memory.delete', 'memory.restore'])
+  } finally {
+    env = saved
+  }
 })
