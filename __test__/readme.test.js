@@ -345,3 +345,28 @@ test("docs/deployers.md's blocks run in order, in a copy of the installed format
     env = saved
   }
 })
+
+test("docs/gene-authors.md's TypeScript blocks run as a gene's body: the policy is stored, a full quota does not fail the run", () => {
+  const doc = fs.readFileSync(path.join(REPO, 'docs', 'gene-authors.md'), 'utf8')
+  const blocks = [...doc.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1])
+  assert.equal(blocks.length, 2)
+  const root = path.join(project, 'authors-project')
+  const dir = path.join(root, 'genes', 'authors')
+  fs.mkdirSync(dir, { recursive: true })
+  fs.writeFileSync(path.join(root, 'rotifer.json'), '{}\n')
+  fs.writeFileSync(path.join(dir, 'phenotype.json'), JSON.stringify({ domain: 'demo.authors', version: '1.0.0', inputSchema: { type: 'object' }, outputSchema: { type: 'object' } }))
+  fs.writeFileSync(path.join(dir, 'index.ts'), [
+    'import { MemoryError, type GeneContext } from "@rotifer/playground/memory";',
+    'export function express(input: object, ctx: GeneContext) {',
+    ...blocks,
+    '  return { cached: ctx.memory.readMemory("search/last-results") !== null };',
+    '}',
+  ].join('\n'))
+  // 48 bytes of quota: room for the hint (45 bytes), not for the cache entry (51), even after
+  // evicting the hint: the write is refused whole, and the gene goes on.
+  const r = spawnSync('bash', ['-c', `npx rotifer agent create authors-agent -g authors --memory-quota=0.046875KB >/dev/null && npx rotifer agent run authors-agent --input '{}'`], { cwd: root, env, encoding: 'utf8' })
+  assert.equal(r.status, 0, r.stderr)
+  assert.deepEqual(JSON.parse(r.stdout), { cached: false })
+  const hint = JSON.parse(runLine('npx rotifer agent memory get authors-agent notes/private-hint --json', { cwd: root }).stdout)
+  assert.deepEqual(hint.accessPolicy, { readScope: 'CREATOR_GENE_ONLY', writeScope: 'SAME_DOMAIN', sharePolicy: 'PRIVATE' })
+})
