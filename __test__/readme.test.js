@@ -127,6 +127,10 @@ before(() => {
   delete env.NODE_TEST_CONTEXT // the README's `node --test` is a suite of its own, not a child of this one
   delete env.COLUMNS
   assert.notEqual(spawnSync('cargo', ['--version'], { env }).status, 0, 'cargo must be off PATH')
+  // The README's install, as written: every other test works in the project it makes.
+  const [install] = README.filter((b) => b.marker === 'run' && b.body.includes('npm install ./'))
+  assert.ok(install, 'the README has an install block')
+  runBlock(install, { cwd: project })
 })
 
 after(() => fs.rmSync(work, { recursive: true, force: true }))
@@ -150,10 +154,23 @@ test('every shell block of the README is run by this test, but "Building from so
   assert.ok(README.some((b) => b.body.includes(TARBALL)), `the README installs ${TARBALL}`)
 })
 
+test('the README is a front door: at most 2,000 words, no requirement ids, every docs/ file on its map', () => {
+  const text = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8')
+  const words = text.split(/\s+/).filter((w) => w !== '').length
+  assert.ok(words >= 1500 && words <= 2000, `${words} words: the reference belongs in docs/`)
+  assert.doesNotMatch(text, /\bR-[A-Z]{2,}/, 'requirement ids are for the docs and the tests')
+  assert.doesNotMatch(text, /product document/i)
+  assert.match(text, /blocks the event loop/)
+  const docs = fs.readdirSync(path.join(REPO, 'docs')).filter((f) => f.endsWith('.md'))
+  for (const doc of docs) assert.ok(text.includes(`](docs/${doc})`), `the README's map links docs/${doc}`)
+  for (const [, target] of text.matchAll(/\]\(([^)#]+)(?:#[^)]*)?\)/g)) {
+    if (/^https?:/.test(target)) continue
+    assert.ok(fs.existsSync(path.join(REPO, target)), `the README links ${target}, which exists`)
+  }
+})
+
 test('the README, followed as written: install, the first remembering gene, its test, the cheat sheet', () => {
   const s = state()
-  const [install] = section(README, (b) => b.marker === 'run' && b.body.includes('npm install ./'))
-  runBlock(install, s)
   assert.ok(fs.existsSync(path.join(project, 'node_modules', '.bin', 'rotifer')))
   assert.equal(runLine('npx rotifer --version', s).stdout.trim(), PKG.version)
 
@@ -164,6 +181,10 @@ test('the README, followed as written: install, the first remembering gene, its 
     fs.mkdirSync(path.dirname(file), { recursive: true })
     fs.writeFileSync(file, f.body)
   }
+
+  // The gene type-checks as written, under --strict, against the installed package's types.
+  const tsc = path.join(project, 'node_modules', 'typescript', 'bin', 'tsc')
+  run(process.execPath, [tsc, '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', 'genes/greeter/index.ts'], { cwd: project, env })
 
   // agent create, agent run twice, agent memory list: what each prints.
   const [session] = section(README, (b) => b.marker === 'session')
@@ -234,6 +255,9 @@ test('examples/README.md, from the installed package: the formatter project reme
     const t = outputs.find((o) => o.command.endsWith(`rotifer test ${gene}`))
     assert.match(t.stdout, / passed, 0 failed\n$/, t.stdout)
   }
+  // The TypeScript gene is complete: it type-checks under --strict against the installed types.
+  const tsc = path.join(project, 'node_modules', 'typescript', 'bin', 'tsc')
+  run(process.execPath, [tsc, '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', 'genes/formatter/index.ts'], { cwd: s.cwd, env })
 })
 
 test('the tarball ships LICENSE (MIT), examples/ with the compiled WASM gene, and a demo that runs from it', () => {
@@ -251,4 +275,98 @@ test('the tarball ships LICENSE (MIT), examples/ with the compiled WASM gene, an
   const demo = spawnSync(process.execPath, [path.join(pkg, 'examples', 'demo.js')], { cwd: project, env, encoding: 'utf8', timeout: 180_000 })
   assert.equal(demo.status, 0, demo.stdout + demo.stderr)
   assert.match(demo.stdout, /used indent 4, remembered from the first run, and is run number 2/)
+})
+
+test("docs/api.md's examples run in order, as one script, and print what their `// →` comments show", () => {
+  const doc = fs.readFileSync(path.join(REPO, 'docs', 'api.md'), 'utf8')
+  const blocks = [...doc.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
+  assert.ok(blocks.length >= 20, `one example per function: ${blocks.length}`)
+  const expected = blocks.flatMap((b) => [...b.matchAll(/\/\/ → (.*)$/gm)].map((m) => m[1]))
+  // Every function of the page's headings is called by an example.
+  const headings = [...doc.matchAll(/^### `(?:new )?(\w+)\(/gm)].map((m) => m[1])
+  const script = blocks.join('\n')
+  for (const name of headings) assert.ok(script.includes(`${name}(`), `an example calls ${name}`)
+  const dir = path.join(project, 'api-examples')
+  fs.mkdirSync(dir, { recursive: true })
+  fs.writeFileSync(path.join(dir, 'rotifer.json'), '{}\n')
+  fs.writeFileSync(path.join(dir, 'examples.js'), script)
+  const r = spawnSync(process.execPath, ['examples.js'], { cwd: dir, env, encoding: 'utf8' })
+  assert.equal(r.status, 0, r.stderr)
+  assert.deepEqual(r.stdout.trimEnd().split('\n'), expected)
+})
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
+function slug(heading) {
+  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-')
+}
+
+test('every link between the README, CONTRIBUTING.md, examples/ and docs/ lands on a file and a heading that exist', () => {
+  const files = ['README.md', 'CONTRIBUTING.md', path.join('examples', 'README.md'), ...fs.readdirSync(path.join(REPO, 'docs')).filter((f) => f.endsWith('.md')).map((f) => path.join('docs', f))]
+  const anchors = new Map()
+  const anchorsOf = (file) => {
+    if (!anchors.has(file)) {
+      const text = fs.readFileSync(path.join(REPO, file), 'utf8').replace(/```[\s\S]*?```/g, '')
+      anchors.set(file, new Set([...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1]))))
+    }
+    return anchors.get(file)
+  }
+  const broken = []
+  for (const file of files) {
+    const text = fs.readFileSync(path.join(REPO, file), 'utf8').replace(/```[\s\S]*?```/g, '')
+    for (const [, target, anchor] of text.matchAll(/\]\(([^)#\s]*)(?:#([^)\s]*))?\)/g)) {
+      if (/^[a-z]+:/.test(target)) continue
+      const to = target === '' ? file : path.normalize(path.join(path.dirname(file), target))
+      if (!fs.existsSync(path.join(REPO, to))) broken.push(`${file}: ${target} does not exist`)
+      else if (anchor && to.endsWith('.md') && !anchorsOf(to).has(anchor)) broken.push(`${file}: ${to} has no heading #${anchor}`)
+    }
+  }
+  assert.deepEqual(broken, [])
+})
+
+test("docs/deployers.md's blocks run in order, in a copy of the installed formatter example", () => {
+  const dir = path.join(project, 'deployer-example')
+  fs.cpSync(path.join(project, 'node_modules', '@rotifer', 'playground', 'examples', 'formatter'), dir, { recursive: true })
+  const blocks = blocksOf(path.join('docs', 'deployers.md')).filter((b) => ['sh', 'console'].includes(b.lang))
+  assert.ok(blocks.length >= 5)
+  for (const b of blocks) assert.equal(b.marker, 'run', `every shell block of deployers.md is run:\n${b.body}`)
+  const saved = env
+  env = { ...env, PATH: [path.join(project, 'node_modules', '.bin'), env.PATH].join(path.delimiter) }
+  try {
+    const s = { cwd: dir }
+    for (const b of blocks) runBlock(b, s)
+    // What the blocks did: the agent's limits, then its entry deleted, backed up and restored.
+    const show = JSON.parse(runLine('rotifer agent show my-agent --json', s).stdout)
+    assert.equal(show.memory.quota, 104857600, 'the quota of agent update')
+    assert.deepEqual(show.memory.dataPolicy, { anonymizationSupported: true, maxRetentionDays: null })
+    assert.ok(fs.existsSync(path.join(dir, 'backups', 'my-agent-2026-12-01.db')))
+    const log = JSON.parse(runLine('rotifer agent memory log my-agent --json', s).stdout).map((l) => l.action)
+    assert.deepEqual(log.filter((a) => a !== 'memory.access_denied'), ['memory.create', 'memory.delete', 'memory.restore'])
+  } finally {
+    env = saved
+  }
+})
+
+test("docs/gene-authors.md's TypeScript blocks run as a gene's body: the policy is stored, a full quota does not fail the run", () => {
+  const doc = fs.readFileSync(path.join(REPO, 'docs', 'gene-authors.md'), 'utf8')
+  const blocks = [...doc.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1])
+  assert.equal(blocks.length, 2)
+  const root = path.join(project, 'authors-project')
+  const dir = path.join(root, 'genes', 'authors')
+  fs.mkdirSync(dir, { recursive: true })
+  fs.writeFileSync(path.join(root, 'rotifer.json'), '{}\n')
+  fs.writeFileSync(path.join(dir, 'phenotype.json'), JSON.stringify({ domain: 'demo.authors', version: '1.0.0', inputSchema: { type: 'object' }, outputSchema: { type: 'object' } }))
+  fs.writeFileSync(path.join(dir, 'index.ts'), [
+    'import { MemoryError, type GeneContext } from "@rotifer/playground/memory";',
+    'export function express(input: object, ctx: GeneContext) {',
+    ...blocks,
+    '  return { cached: ctx.memory.readMemory("search/last-results") !== null };',
+    '}',
+  ].join('\n'))
+  // 48 bytes of quota: room for the hint (45 bytes), not for the cache entry (51), even after
+  // evicting the hint: the write is refused whole, and the gene goes on.
+  const r = spawnSync('bash', ['-c', `npx rotifer agent create authors-agent -g authors --memory-quota=0.046875KB >/dev/null && npx rotifer agent run authors-agent --input '{}'`], { cwd: root, env, encoding: 'utf8' })
+  assert.equal(r.status, 0, r.stderr)
+  assert.deepEqual(JSON.parse(r.stdout), { cached: false })
+  const hint = JSON.parse(runLine('npx rotifer agent memory get authors-agent notes/private-hint --json', { cwd: root }).stdout)
+  assert.deepEqual(hint.accessPolicy, { readScope: 'CREATOR_GENE_ONLY', writeScope: 'SAME_DOMAIN', sharePolicy: 'PRIVATE' })
 })
