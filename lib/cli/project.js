@@ -27,6 +27,9 @@ const SOURCE_FILES = ['index.ts', 'index.js', 'index.mjs']
 const IR_FILE = 'gene.ir.wasm'
 const WASM_FILE = 'gene.wasm'
 
+/** Upstream's refusal of a project command outside a project (exit 1). */
+const NOT_IN_PROJECT = "Not in a Rotifer project. Run 'rotifer init' first."
+
 /** True when `name` is a gene name. */
 function isGeneName(name) {
   return typeof name === 'string' && name.length <= MAX_GENE_NAME && GENE_NAME.test(name) && !name.includes('..')
@@ -169,5 +172,5 @@ function geneNamesById(root) {
 
 module.exports = {
   findProjectRoot, checkProjectFile, projectNote, canonicalJson, geneV2Id, readGene, sourceOnly, geneFiles, geneFolders, geneNamesById, genesDirOf,
-  GENE_NAME, GENE_NAME_RULE, isGeneName, checkGeneName, SOURCE_FILES, IR_FILE, WASM_FILE,
+  NOT_IN_PROJECT, GENE_NAME, GENE_NAME_RULE, isGeneName, checkGeneName, SOURCE_FILES, IR_FILE, WASM_FILE,
 }

@@ -82,6 +82,7 @@ const kb = (n) => `${(n / 1024).toFixed(1)} KB`
 
 const compile = {
   name: 'compile',
+  needsProject: true,
   summary: 'compile a gene into gene.ir.wasm (or --check it) and print its Gene ID (v2)',
   usage: 'rotifer compile <gene> [--check] [--wasm <path>] [--lang ts|wasm]',
   description: [

@@ -9,7 +9,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { CliError, UsageError } = require('../errors')
-const { genesDirOf, checkProjectFile } = require('../project')
+const { genesDirOf } = require('../project')
 const { readAgents } = require('../agents')
 const { writeStarterGene } = require('../starter-genes')
 const { didYouMean } = require('../suggest')
@@ -144,6 +144,7 @@ function listTemplates(io) {
 
 const hello = {
   name: 'hello',
+  needsProject: true,
   summary: 'quick start: create and run an agent from a template, one that remembers',
   usage: 'rotifer hello [--template <id>] [--input <json> | --file <path> | --dir <path>] [--verbose] [--list-templates]',
   description: [
@@ -168,7 +169,6 @@ const hello = {
   async run({ options, root, io }) {
     if (options['list-templates']) return listTemplates(io)
     const template = templateOf(options.template)
-    if (checkProjectFile(root) === null) throw new CliError("Not in a Rotifer project. Run 'rotifer init' first.")
     const input = await inputOf(template, options, io)
     const genesDir = genesDirOf(root)
     for (const g of template.genes) {

@@ -60,6 +60,7 @@ function folder(root, given) {
 
 const scan = {
   name: 'scan',
+  needsProject: true,
   summary: 'list candidate genes in code (exported functions), or agent skills with --skills',
   usage: 'rotifer scan [path] [--skills] [--skills-path <dir>] [--json]',
   description: [

@@ -127,6 +127,7 @@ function wrapSkill({ name, options, root, config, io }) {
 
 const wrap = {
   name: 'wrap',
+  needsProject: true,
   summary: "write a gene's phenotype.json (fidelity Wrapped) and print its Gene ID (v2)",
   usage: 'rotifer wrap <gene> [-d|--domain <domain>] [--fidelity Wrapped|Hybrid|Native] [--from-skill <path>]',
   description: [
