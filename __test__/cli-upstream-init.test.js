@@ -169,13 +169,15 @@ describe("init's first gene remembers", () => {
     assert.match(forgetful.stdout, /FAIL {2}case 2: the second visit is remembered/)
   })
 
-  test('its index.ts type-checks under tsc --strict against the package types', (t) => {
+  test("its index.ts, and hello's text-stats, type-check under tsc --strict against the package types", (t) => {
     const { dir, run } = npmProjectWithPackage(t)
     assert.equal(run(dir, 'init', '.').status, 0)
+    const stats = run(dir, 'hello', '--template', 'text-stats', '--input', '{"text":"a b"}')
+    assert.equal(stats.status, 0, stats.stderr)
     const tsc = path.join(REPO, 'node_modules', 'typescript', 'bin', 'tsc')
     // TextEncoder and TextDecoder come from the DOM library (or @types/node in a real project).
     const args = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--lib', 'es2022,dom']
-    const r = spawnSync(process.execPath, [tsc, ...args, 'genes/hello-world/index.ts'], { cwd: dir, encoding: 'utf8' })
+    const r = spawnSync(process.execPath, [tsc, ...args, 'genes/hello-world/index.ts', 'genes/text-stats/index.ts'], { cwd: dir, encoding: 'utf8' })
     assert.equal(r.status, 0, r.stdout + r.stderr)
   })
 })

@@ -9,7 +9,8 @@ const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { rotifer, rotiferWithEnv, json, makeProject, oneErrorLine } = require('./cli-harness')
+const { spawnSync } = require('node:child_process')
+const { BIN, rotifer, rotiferWithEnv, json, makeProject, oneErrorLine } = require('./cli-harness')
 
 function write(file, text) {
   fs.mkdirSync(path.dirname(file), { recursive: true })
@@ -92,6 +93,19 @@ describe('rotifer hello', () => {
     const missing = rotifer(root, 'hello', '--template', 'text-stats', '--file', 'nope.md')
     assert.equal(missing.status, 1)
     assert.match(oneErrorLine(missing), /File not found: nope\.md/)
+  })
+
+  test('piped stdin is the input: JSON as it is, other text as the template\'s text field', (t) => {
+    const root = makeProject(t)
+    const run = (input) => spawnSync(process.execPath, [BIN, 'hello', '--template', 'text-stats'], { cwd: root, input, encoding: 'utf8' })
+    const text = run('# Notes\nfour words right here\n')
+    assert.equal(text.status, 0, text.stderr)
+    assert.deepEqual([JSON.parse(text.stdout).words, JSON.parse(text.stdout).lines], [6, 2])
+    const asJson = run('{"text":"one two"}')
+    assert.deepEqual([JSON.parse(asJson.stdout).words, JSON.parse(asJson.stdout).totalWords], [2, 8])
+    const both = rotifer(root, 'hello', '--input', '{}', '--file', 'x.md')
+    assert.equal(both.status, 2)
+    assert.match(oneErrorLine(both), /give one of --input, --file and --dir, not --input and --file/)
   })
 
   test('exits non-zero when a template gene fails, without "Execution complete"', (t) => {
