@@ -65,7 +65,7 @@ describe('compile edge cases of upstream (R-RUN-10)', () => {
     assert.equal(fs.readFileSync(path.join(dir, 'phenotype.json'), 'utf8'), before, 'the phenotype is left as it is')
   })
 
-  test('--wasm with nonexistent file fails with E0022, writing nothing', (t) => {
+  test('--wasm with nonexistent file fails with E0022, writing nothing, even beside a source', (t) => {
     const root = makeProject(t)
     const dir = phenotypeOnly(root, 'test-gene')
     const missing = path.join(root, 'does-not-exist.wasm')
@@ -75,6 +75,11 @@ describe('compile edge cases of upstream (R-RUN-10)', () => {
       assert.match(oneErrorLine(r), /WASM file not found: \S+does-not-exist\.wasm \(E0022\); build the module first/)
     }
     assert.deepEqual(files(dir), ['phenotype.json'])
+    // --wasm bypasses the source: E0022 still, and Javy is not asked for.
+    fs.writeFileSync(path.join(dir, 'index.ts'), 'export function express(input: object) { return input }\n')
+    const bypass = rotiferWithEnv(root, { PATH: path.dirname(process.execPath) }, 'compile', 'test-gene', '--wasm', missing)
+    assert.equal(bypass.status, 1)
+    assert.match(oneErrorLine(bypass), /WASM file not found: .* \(E0022\)/)
   })
 
   test('compile --wasm wraps a module built elsewhere (bring your own WASM) into gene.ir.wasm, which runs', async (t) => {
