@@ -91,6 +91,20 @@ describe('rotifer init edge cases of upstream', () => {
     assert.deepEqual(files(cwd), [])
   })
 
+  test('Unicode names: init with a Chinese name creates the project; emoji and spaces are refused clearly', (t) => {
+    const cwd = emptyDir(t)
+    const r = rotifer(cwd, 'init', '测试项目', '--no-genesis')
+    assert.equal(r.status, 0, r.stderr)
+    assert.equal(JSON.parse(fs.readFileSync(path.join(cwd, '测试项目', 'rotifer.json'), 'utf8')).name, '测试项目')
+    for (const name of ['🧬gene-project', 'my gene project']) {
+      const refused = rotifer(cwd, 'init', name, '--no-genesis')
+      assert.equal(refused.status, 2, name)
+      assert.match(oneErrorLine(refused), /^error: rotifer init: invalid project name .*no spaces/)
+      assert.doesNotMatch(refused.stderr, /TypeError/)
+    }
+    assert.deepEqual(files(cwd), ['测试项目'])
+  })
+
   test('--no-genesis is accepted; no genesis- genes are installed either way', (t) => {
     const cwd = emptyDir(t)
     assert.equal(rotifer(cwd, 'init', 'no-genesis-proj', '--no-genesis').status, 0)
