@@ -146,6 +146,10 @@ describe('rotifer scan', () => {
     assert.doesNotMatch(r.stdout, /hidden|private_one|fromADependency|SKILL\.md/)
     assert.deepEqual(json(rotifer(root, 'scan', 'src', '--json')).map((c) => c.name), ['helloWorld', 'fetchIt', 'parse_it'])
     assert.match(rotifer(root, 'scan', 'nowhere').stderr, /cannot scan nowhere: there is no folder/)
+    // An empty project: zero candidates, exit 0.
+    const empty = rotifer(makeProject(t), 'scan')
+    assert.equal(empty.status, 0, empty.stderr)
+    assert.match(empty.stdout, /^No candidate functions found in \.: 0 \.ts, \.js or \.rs files read/)
   })
 
   test('scan --skills discovers valid SKILL.md files and shows the wrap hint', (t) => {

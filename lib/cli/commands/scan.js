@@ -14,9 +14,13 @@ const EXTENSIONS = { '.ts': 'TS', '.js': 'JS', '.rs': 'RS' }
 const TS_FUNCTION = /^export\s+(?:default\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)/
 const RS_FUNCTION = /^pub\s+(?:async\s+)?fn\s+([A-Za-z_]\w*)/
 
-/** `[{ name, file, line, language }]` of the files under `dir`, sorted by file then line. */
+/**
+ * `{ found: [{ name, file, line, language }], files }` under `dir`, sorted by file then line;
+ * `files` counts the source files read.
+ */
 function findCandidates(dir) {
   const out = []
+  let files = 0
   const walk = (d) => {
     let entries
     try {
@@ -34,6 +38,7 @@ function findCandidates(dir) {
         } catch {
           continue
         }
+        files++
         const language = EXTENSIONS[path.extname(e.name)]
         text.split('\n').forEach((raw, i) => {
           const m = (language === 'RS' ? RS_FUNCTION : TS_FUNCTION).exec(raw.trim())
@@ -43,7 +48,7 @@ function findCandidates(dir) {
     }
   }
   walk(dir)
-  return out
+  return { found: out, files }
 }
 
 function folder(root, given) {
@@ -100,13 +105,13 @@ const scan = {
       io.out(`Wrap one: rotifer wrap <gene> --from-skill <path> --domain <domain>, then rotifer compile <gene>`)
       return 0
     }
-    const found = findCandidates(dir)
+    const { found, files } = findCandidates(dir)
     if (options.json) {
       io.out(JSON.stringify(found.map((c) => ({ ...c, file: rel(c.file) })), null, 2))
       return 0
     }
     if (found.length === 0) {
-      io.out(`No candidate functions found in ${rel(dir)} (candidates are exported functions: export function in .ts/.js, pub fn in .rs)`)
+      io.out(`No candidate functions found in ${rel(dir)}: ${files} .ts, .js or .rs file${files === 1 ? '' : 's'} read (candidates are exported functions: export function in .ts/.js, pub fn in .rs)`)
       return 0
     }
     io.out(`Found ${found.length} candidate function${found.length === 1 ? '' : 's'} in ${rel(dir)}:`)
