@@ -11,6 +11,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { spawnSync } = require('node:child_process')
 const { BIN, rotifer, rotiferWithEnv, json, makeProject, oneErrorLine } = require('./cli-harness')
+const { rotiferTty } = require('./cli-tty')
 
 function write(file, text) {
   fs.mkdirSync(path.dirname(file), { recursive: true })
@@ -66,6 +67,21 @@ describe('rotifer hello', () => {
     assert.equal(json(rotifer(root, 'agent', 'list', '--json')).length, 1)
     // Without --template: the first template, on its example input.
     assert.equal(json(rotifer(root, 'hello')).greeting, 'Hello, world! This gene runs in the Rotifer playground.')
+  })
+
+  test('at a terminal without --template it asks which template to run', (t) => {
+    const root = makeProject(t)
+    const chosen = rotiferTty(root, ['hello'], { answer: '2', prompt: 'Enter for 1]: ' })
+    assert.equal(chosen.status, 0, chosen.tty)
+    assert.match(chosen.tty, /What would you like your agent to do\?\n {2}1 {2}greeter {5}greets you by name[^\n]*\n {2}2 {2}text-stats {2}counts the words/)
+    assert.match(chosen.tty, /"totalWords": 11/)
+    assert.equal(json(rotifer(root, 'agent', 'list', '--json'))[0].name, 'hello-text-stats')
+    const byEnter = rotiferTty(root, ['hello'], { answer: '', prompt: 'Enter for 1]: ' })
+    assert.equal(byEnter.status, 0, byEnter.tty)
+    assert.match(byEnter.tty, /"visits": 1/)
+    const wrong = rotiferTty(root, ['hello'], { answer: '7', prompt: 'Enter for 1]: ' })
+    assert.equal(wrong.status, 2)
+    assert.match(wrong.tty, /error: rotifer hello: no template "7": answer 1 to 2, or one of greeter, text-stats/)
   })
 
   test('uses an existing gene of the template as it is', (t) => {

@@ -8,10 +8,12 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
+const readline = require('node:readline')
 const { CliError, UsageError } = require('../errors')
 const { genesDirOf } = require('../project')
 const { readAgents } = require('../agents')
 const { writeStarterGene } = require('../starter-genes')
+const { canAsk } = require('../interactive')
 const { didYouMean } = require('../suggest')
 const agent = require('./agent')
 
@@ -33,6 +35,37 @@ const TEMPLATES = [
 
 /** Upstream's templates, whose genes (its Genesis genes and cloud genes) are not here. */
 const UPSTREAM_TEMPLATES = ['quality-advisor', 'uiux-diagnosis', 'content-analysis', 'code-security', 'doc-qa', 'web3-toolkit']
+
+const MENU_PROMPT = `Template [1-${TEMPLATES.length}, Enter for 1]: `
+
+/**
+ * At a terminal, upstream's menu: the templates, numbered, on stderr; the answer (a number or an
+ * id; Enter for the first) from stdin. Null when the person cancels (Ctrl-C, end of input).
+ */
+function chooseTemplate(io) {
+  const width = Math.max(...TEMPLATES.map((t) => t.id.length))
+  io.err('What would you like your agent to do?')
+  TEMPLATES.forEach((t, i) => io.err(`  ${i + 1}  ${t.id.padEnd(width)}  ${t.description}`))
+  return new Promise((resolve, reject) => {
+    const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true })
+    let answered = false
+    rl.on('SIGINT', () => rl.close())
+    rl.question(MENU_PROMPT, (answer) => {
+      answered = true
+      rl.close()
+      const a = answer.trim()
+      const picked = a === '' ? TEMPLATES[0] : /^[0-9]+$/.test(a) ? TEMPLATES[Number(a) - 1] : TEMPLATES.find((t) => t.id === a)
+      if (picked) resolve(picked)
+      else reject(new UsageError(`no template ${JSON.stringify(a)}: answer 1 to ${TEMPLATES.length}, or one of ${TEMPLATES.map((t) => t.id).join(', ')}`, 'hello', { seeHelp: false }))
+    })
+    rl.on('close', () => {
+      if (!answered) {
+        process.stderr.write('\n')
+        resolve(null)
+      }
+    })
+  })
+}
 
 function templateOf(id) {
   if (id === undefined) return TEMPLATES[0]
@@ -153,8 +186,9 @@ const hello = {
     'name (an existing one is used as it is); the agent is created once and reused, so its memory',
     'carries over between runs. The input is --input, else a --file (by its extension, else as',
     'JSON, else {"text": …}), else a --dir (the files of the template\'s extensions, joined), else',
-    "stdin when piped, else the template's example. What happens goes to stderr; stdout is the",
-    'JSON output, as rotifer agent run prints it.',
+    "stdin when piped, else the template's example. Without --template (or any input) at a",
+    'terminal it asks which template to run. What happens goes to stderr; stdout is the JSON',
+    'output, as rotifer agent run prints it.',
   ],
   options: {
     template: { type: 'string', value: '<id>', help: `the template: ${TEMPLATES.map((t) => t.id).join(', ')} (default ${TEMPLATES[0].id})` },
@@ -168,7 +202,12 @@ const hello = {
 
   async run({ options, root, io }) {
     if (options['list-templates']) return listTemplates(io)
-    const template = templateOf(options.template)
+    const asking = options.template === undefined && ['input', 'file', 'dir'].every((o) => options[o] === undefined) && canAsk()
+    const template = asking ? await chooseTemplate(io) : templateOf(options.template)
+    if (template === null) {
+      io.err('Cancelled: nothing was created')
+      return 0
+    }
     const input = await inputOf(template, options, io)
     const genesDir = genesDirOf(root)
     for (const g of template.genes) {
