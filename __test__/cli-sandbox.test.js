@@ -78,7 +78,7 @@ describe('the sandbox', () => {
     addGene(root, 'ts', { 'index.ts': 'export function express(input: { name: string }) { return { hi: input.name } }' })
     const noJavy = rotiferWithEnv(root, { PATH: path.dirname(process.execPath) }, 'compile', 'ts')
     assert.equal(noJavy.status, 1)
-    assert.match(oneErrorLine(noJavy), /needs Javy, and no javy binary is on PATH: install Javy .*rotifer compile again/)
+    assert.match(oneErrorLine(noJavy), /needs Javy, and no javy binary is on PATH \(E0024\): install Javy .*rotifer compile again/)
   })
 
   test('with a javy on PATH, a TypeScript gene is compiled through it', async (t) => {

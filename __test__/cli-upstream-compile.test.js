@@ -65,7 +65,7 @@ describe('compile edge cases of upstream (R-RUN-10)', () => {
     assert.equal(fs.readFileSync(path.join(dir, 'phenotype.json'), 'utf8'), before, 'the phenotype is left as it is')
   })
 
-  test('--wasm with nonexistent file fails with E0022, writing nothing', (t) => {
+  test('--wasm with nonexistent file fails with E0022, writing nothing, even beside a source', (t) => {
     const root = makeProject(t)
     const dir = phenotypeOnly(root, 'test-gene')
     const missing = path.join(root, 'does-not-exist.wasm')
@@ -75,6 +75,11 @@ describe('compile edge cases of upstream (R-RUN-10)', () => {
       assert.match(oneErrorLine(r), /WASM file not found: \S+does-not-exist\.wasm \(E0022\); build the module first/)
     }
     assert.deepEqual(files(dir), ['phenotype.json'])
+    // --wasm bypasses the source: E0022 still, and Javy is not asked for.
+    fs.writeFileSync(path.join(dir, 'index.ts'), 'export function express(input: object) { return input }\n')
+    const bypass = rotiferWithEnv(root, { PATH: path.dirname(process.execPath) }, 'compile', 'test-gene', '--wasm', missing)
+    assert.equal(bypass.status, 1)
+    assert.match(oneErrorLine(bypass), /WASM file not found: .* \(E0022\)/)
   })
 
   test('compile --wasm wraps a module built elsewhere (bring your own WASM) into gene.ir.wasm, which runs', async (t) => {
@@ -91,6 +96,22 @@ describe('compile edge cases of upstream (R-RUN-10)', () => {
     assert.ok(fs.existsSync(path.join(dir, 'gene.ir.wasm')))
     createAgent(root, 'byo', ['rust-gene'])
     assert.deepEqual(json(rotifer(root, 'agent', 'run', 'byo', '--input', '{}')), { from: 'elsewhere' })
+  })
+
+  test('a TypeScript gene whose compilation to WASM fails is E0024: no javy, or javy failing', (t) => {
+    const root = makeProject(t)
+    const dir = phenotypeOnly(root, 'ts-gene')
+    fs.writeFileSync(path.join(dir, 'index.ts'), 'export function express(input: { name: string }) { return { out: input.name } }\n')
+    const none = rotiferWithEnv(root, { PATH: path.dirname(process.execPath) }, 'compile', 'ts-gene')
+    assert.equal(none.status, 1)
+    assert.match(oneErrorLine(none), /needs Javy, and no javy binary is on PATH \(E0024\)/)
+    const bin = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'rotifer-failing-javy-'))
+    t.after(() => fs.rmSync(bin, { recursive: true, force: true }))
+    fs.writeFileSync(path.join(bin, 'javy'), '#!/bin/sh\necho "syntax error in gene-shim.js" >&2\nexit 3\n', { mode: 0o755 })
+    const failing = rotiferWithEnv(root, { PATH: `${bin}${path.delimiter}${process.env.PATH}` }, 'compile', 'ts-gene')
+    assert.equal(failing.status, 1)
+    assert.match(failing.stderr.trimEnd().split('\n').pop(), /javy failed to compile genes\/ts-gene\/index\.ts \(exit 3, E0024\): syntax error in gene-shim\.js/)
+    assert.deepEqual(files(dir), ['index.ts', 'phenotype.json'])
   })
 
   test('compile fails fast with E0025 on an async express, before looking for javy', (t) => {

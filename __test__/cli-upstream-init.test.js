@@ -91,6 +91,20 @@ describe('rotifer init edge cases of upstream', () => {
     assert.deepEqual(files(cwd), [])
   })
 
+  test('Unicode names: init with a Chinese name creates the project; emoji and spaces are refused clearly', (t) => {
+    const cwd = emptyDir(t)
+    const r = rotifer(cwd, 'init', '测试项目', '--no-genesis')
+    assert.equal(r.status, 0, r.stderr)
+    assert.equal(JSON.parse(fs.readFileSync(path.join(cwd, '测试项目', 'rotifer.json'), 'utf8')).name, '测试项目')
+    for (const name of ['🧬gene-project', 'my gene project']) {
+      const refused = rotifer(cwd, 'init', name, '--no-genesis')
+      assert.equal(refused.status, 2, name)
+      assert.match(oneErrorLine(refused), /^error: rotifer init: invalid project name .*no spaces/)
+      assert.doesNotMatch(refused.stderr, /TypeError/)
+    }
+    assert.deepEqual(files(cwd), ['测试项目'])
+  })
+
   test('--no-genesis is accepted; no genesis- genes are installed either way', (t) => {
     const cwd = emptyDir(t)
     assert.equal(rotifer(cwd, 'init', 'no-genesis-proj', '--no-genesis').status, 0)
@@ -169,13 +183,15 @@ describe("init's first gene remembers", () => {
     assert.match(forgetful.stdout, /FAIL {2}case 2: the second visit is remembered/)
   })
 
-  test('its index.ts type-checks under tsc --strict against the package types', (t) => {
+  test("its index.ts, and hello's text-stats, type-check under tsc --strict against the package types", (t) => {
     const { dir, run } = npmProjectWithPackage(t)
     assert.equal(run(dir, 'init', '.').status, 0)
+    const stats = run(dir, 'hello', '--template', 'text-stats', '--input', '{"text":"a b"}')
+    assert.equal(stats.status, 0, stats.stderr)
     const tsc = path.join(REPO, 'node_modules', 'typescript', 'bin', 'tsc')
     // TextEncoder and TextDecoder come from the DOM library (or @types/node in a real project).
     const args = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--lib', 'es2022,dom']
-    const r = spawnSync(process.execPath, [tsc, ...args, 'genes/hello-world/index.ts'], { cwd: dir, encoding: 'utf8' })
+    const r = spawnSync(process.execPath, [tsc, ...args, 'genes/hello-world/index.ts', 'genes/text-stats/index.ts'], { cwd: dir, encoding: 'utf8' })
     assert.equal(r.status, 0, r.stdout + r.stderr)
   })
 })

@@ -157,3 +157,21 @@ describe('wrap --from-skill', () => {
     assert.deepEqual(json(rotifer(root, 'gene', 'list', '--json')).map((g) => g.name), ['taken'])
   })
 })
+
+describe("a phenotype upstream's wrap wrote", () => {
+  test('rotifer test on {} says what to write, and rotifer wrap then fills the schemas in', (t) => {
+    const root = makeProject(t)
+    addFormatter(root)
+    const dir = path.join(root, 'genes', 'formatter')
+    fs.rmSync(path.join(dir, 'testsuite.json'))
+    // What upstream's wrap writes: an input schema without properties.
+    write(path.join(dir, 'phenotype.json'), JSON.stringify({ domain: 'code.format', inputSchema: { type: 'object', properties: {}, required: [] }, outputSchema: { type: 'object' }, dependencies: [], version: '0.1.0', fidelity: 'Wrapped', transparency: 'Open' }))
+    const failing = rotifer(root, 'test', 'formatter')
+    assert.equal(failing.status, 1)
+    assert.match(failing.stdout, /FAIL {2}runs on the sample input: .*TypeError.*split.*; the inputSchema of genes\/formatter\/phenotype\.json lists no properties, so the sample input was \{\}: write the fields express reads there, like "properties": \{"code": \{"type": "string"\}\}, "required": \["code"\], or run rotifer wrap formatter to derive them from the TypeScript types of express/)
+    assert.equal(rotifer(root, 'wrap', 'formatter').status, 0)
+    assert.deepEqual(readJson(path.join(dir, 'phenotype.json')).inputSchema.required, ['code'])
+    const passing = rotifer(root, 'test', 'formatter')
+    assert.equal(passing.status, 0, passing.stdout)
+  })
+})

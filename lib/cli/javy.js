@@ -96,7 +96,7 @@ async function compileWithJavy(gene, source, io, env = process.env) {
     throw new CliError(`${shown} declares an async express (E0025): a gene compiled to WASM needs a synchronous express, since Javy (QuickJS) has no event loop; return the value instead of a Promise, or leave the gene uncompiled to run it under Node`)
   }
   const javy = findJavy(env)
-  if (!javy) throw new CliError(`compiling ${shown} to WebAssembly needs Javy, and no javy binary is on PATH: ${INSTALL}`)
+  if (!javy) throw new CliError(`compiling ${shown} to WebAssembly needs Javy, and no javy binary is on PATH (E0024): ${INSTALL}`)
   const code = transpile(text, source, 'cjs', null)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-javy-'))
   try {
@@ -110,9 +110,9 @@ async function compileWithJavy(gene, source, io, env = process.env) {
       process.stderr.write('rotifer: interrupted; javy was stopped and nothing was written\n')
       process.exit(130)
     }
-    if (r.timedOut) throw new CliError(`javy did not finish compiling ${shown} within ${JAVY_TIMEOUT_MS / 1000} s; it was stopped`)
-    if (r.error) throw new CliError(`javy could not run (${r.error.code || r.error.message}): ${INSTALL}`)
-    if (r.status !== 0) throw new CliError(`javy failed to compile ${shown} (exit ${r.status}): ${r.stderr.trim().split('\n').slice(-3).join(' ') || 'no message'}`)
+    if (r.timedOut) throw new CliError(`javy did not finish compiling ${shown} within ${JAVY_TIMEOUT_MS / 1000} s (E0024); it was stopped`)
+    if (r.error) throw new CliError(`javy could not run (${r.error.code || r.error.message}) (E0024): ${INSTALL}`)
+    if (r.status !== 0) throw new CliError(`javy failed to compile ${shown} (exit ${r.status}, E0024): ${r.stderr.trim().split('\n').slice(-3).join(' ') || 'no message'}`)
     const bytes = fs.readFileSync(out)
     fs.writeFileSync(path.join(gene.dir, 'gene.wasm'), bytes)
     return bytes

@@ -24,6 +24,9 @@ const { test } = require('./commands/test')
 const { init } = require('./commands/init')
 const { wrap } = require('./commands/wrap')
 const { compile } = require('./commands/compile')
+const { hello } = require('./commands/hello')
+const { scan } = require('./commands/scan')
+const { doctor } = require('./commands/doctor')
 
 /** Command groups hold commands (or more groups); commands have a `run`. */
 const tree = {
@@ -67,6 +70,9 @@ const tree = {
     compile,
     run,
     test,
+    hello,
+    scan,
+    doctor,
   },
 }
 

@@ -156,6 +156,17 @@ async function fuzz(gene, config, runner, schemas, line) {
 }
 
 /**
+ * What to write when a gene failed on the sample input `{}` because its inputSchema lists no
+ * properties (the phenotype upstream's wrap writes); '' otherwise.
+ */
+function openSchemaHint(gene, input) {
+  const props = gene.phenotype.inputSchema && gene.phenotype.inputSchema.properties
+  if (Object.keys(input).length > 0 || (props && typeof props === 'object' && Object.keys(props).length > 0)) return ''
+  const file = path.join(gene.where, 'phenotype.json')
+  return `; the inputSchema of ${file} lists no properties, so the sample input was {}: write the fields express reads there, like "properties": {"code": {"type": "string"}}, "required": ["code"], or run rotifer wrap ${gene.name} to derive them from the TypeScript types of express`
+}
+
+/**
  * Upstream's standard checks, for a gene with no testsuite.json: the schemas compile, a sample
  * input made from the inputSchema conforms to it, the gene has a file to run, runs on the sample
  * and returns an output (not null) that conforms to the outputSchema.
@@ -195,7 +206,7 @@ async function runStandardChecks({ gene, runner, report, verbose = false }) {
     output = await runner.run(input)
     ran = true
   } catch (e) {
-    check(whatFailed(e), 'runs on the sample input')
+    check(whatFailed(e) + openSchemaHint(gene, input), 'runs on the sample input')
     if (verbose) runLines(input, { error: e }).forEach((l) => report(l))
   }
   if (ran) {

@@ -3,7 +3,8 @@
 // gene's WebAssembly into gene.ir.wasm with the playground's IR sections (the native sandbox's
 // compiler: the same checks the sandbox runs before a gene runs, then the IR checks), writes
 // `irHash` and `fidelity` into phenotype.json and .compile-result.json, and prints the Gene ID
-// (v2). A TypeScript gene goes through Javy first, when a `javy` binary is installed.
+// (v2). A TypeScript gene goes through Javy first, when a `javy` binary is installed. A gene
+// with only its phenotype.json needs --wasm <path>, else it gets upstream's Wrapped result.
 
 const fs = require('node:fs')
 const path = require('node:path')

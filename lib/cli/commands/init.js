@@ -16,7 +16,8 @@ const { DOMAIN, FIDELITIES } = require('../../formats/phenotype')
 const { writeStarterGene, STARTER_FILES } = require('../starter-genes')
 
 const DEFAULT_NAME = 'my-agent'
-const PROJECT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/
+/** A folder name of letters (of any script), digits, '.', '_' and '-': upstream accepts `init 测试项目`. */
+const PROJECT_NAME = /^[\p{L}\p{N}][\p{L}\p{N}\p{M}._-]{0,99}$/u
 const GENE = 'hello-world'
 
 const isFile = (p) => {
@@ -39,7 +40,7 @@ function targetOf(given, cwd) {
   }
   const isPath = given === '.' || path.isAbsolute(given) || given.includes('/') || given.includes(path.sep)
   if (given.split(/[\\/]/).includes('..') || given.includes('\0') || (!isPath && !PROJECT_NAME.test(given))) {
-    throw new UsageError(`invalid project name ${JSON.stringify(given)}: use letters, digits, ".", "_" and "-" (at most 100 characters), ".", or a path without ".."`, 'init', { seeHelp: false })
+    throw new UsageError(`invalid project name ${JSON.stringify(given)}: use letters, digits, ".", "_" and "-" (at most 100 characters, no spaces), ".", or a path without ".."`, 'init', { seeHelp: false })
   }
   const dir = path.resolve(cwd, given)
   return { dir, name: isPath ? packageName(dir) : given }

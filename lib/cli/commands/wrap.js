@@ -19,6 +19,18 @@ const { field, terminalWidth } = require('../format')
 
 const SCHEMA_EXAMPLE = '"inputSchema": {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}'
 
+/** `text` broken between words to fit a terminal on stderr (continuation lines indented); piped, one line. */
+function forStderr(text) {
+  const width = process.stderr.isTTY ? terminalWidth(process.stderr, 80) : Infinity
+  const lines = ['']
+  for (const word of text.split(' ')) {
+    const last = lines[lines.length - 1]
+    if (last === '' || last === '  ' || last.length + 1 + word.length <= width) lines[lines.length - 1] = last === '' || last === '  ' ? last + word : `${last} ${word}`
+    else lines.push(`  ${word}`)
+  }
+  return lines.join('\n')
+}
+
 /** True for the open input schema wrap writes when it knows nothing: no properties listed. */
 function isOpenSchema(schema) {
   return schema !== null && typeof schema === 'object' && !Array.isArray(schema) && schema.type === 'object' &&
@@ -191,7 +203,7 @@ const wrap = {
     writeJsonAtomically(path.join(dir, '.gene-manifest.json'), { geneId: id.slice(3), name, domain: phenotype.domain, fidelity, wrappedAt: new Date().toISOString() })
 
     if (!source) io.err(`note: ${rel} has no ${SOURCE_FILES.join(', ')} yet: write the gene's express(input) there before running it`)
-    if (schemas && schemas.note) io.err(schemas.note)
+    if (schemas && schemas.note) io.err(forStderr(schemas.note))
     io.out(`Gene "${name}" wrapped: ${where}`)
     printWrapped(io, id, phenotype, fidelity)
     if (schemas && schemas.derived.length > 0) io.out(field('Schemas', `${schemas.derived.join(' and ')} from the types of ${schemas.from}`, terminalWidth(process.stdout, Infinity)))
