@@ -75,7 +75,7 @@ const create = {
   name: 'agent create',
   needsProject: true,
   summary: 'create an agent from genes, with its memory quota and data policy',
-  usage: 'rotifer agent create <name> -g|--genes <gene…> [--composition Seq|Par|Cond|Try|TryPool] [--par-merge first|concat|merge] [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]\n       rotifer agent create <name> -d|--domain <domain> [-n|--top <N>] [--composition Seq|Par|Cond|Try|TryPool] [--strategy <word>] [--memory-quota=<size>] …\n       rotifer agent create <name> --composition <file.json> [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]',
+  usage: 'rotifer agent create <name> -g|--genes <gene…> [--composition Seq|Par|Cond|Try|TryPool] [--par-merge first|concat|merge] [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]\n       rotifer agent create <name> -d|--domain <domain> [-n|--top <N>] [--composition Seq|Par|Cond|Try|TryPool] [--par-merge first|concat|merge] [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]\n       rotifer agent create <name> --composition <file.json> [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]',
   description: [
     'Creates an agent that runs the given genes and creates its memory, as upstream\'s agent create:',
     'Seq (default) runs them in order, each output the next input (one gene: Single); Par runs them',
