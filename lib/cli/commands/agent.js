@@ -178,7 +178,9 @@ const run = {
     'Cond or Try holding a gene that is not compiled runs all its genes once, in written order,',
     'instead (said on stderr), as upstream does. A TryPool prints {"<domain>": output} and keeps',
     "its fitness state in .rotifer/agents/<name>.fitness.json. <agent> is the agent's name or id.",
-    'Gene output other than the result (console.log, logs) and the --verbose step log go to stderr.',
+    'Gene output other than the result (console.log, logs), the --verbose step log and the genome',
+    'snapshot (at a terminal, or with --verbose) go to stderr. Before any gene loads, each passes',
+    "upstream's L0 gate: the permissions its phenotype declares against this runtime's limits.",
   ],
   positionals: ['agent'],
   options: {
