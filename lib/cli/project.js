@@ -93,8 +93,9 @@ function geneFiles(dir) {
  * ir, rawWasm, compiled, phenotype, id, domain, fidelity }`. `entry` is the source (or null);
  * `wasm` is the WASM file that runs (gene.ir.wasm, else gene.wasm when there is no source), or
  * null when the gene runs under Node. Does not run the gene's code; `lib/runtime/` does that.
+ * A gene needs a runnable file unless `phenotypeOnly` (what `rotifer compile` accepts).
  */
-function readGene(root, name) {
+function readGene(root, name, { phenotypeOnly = false } = {}) {
   checkGeneName(name)
   const genesDir = genesDirOf(root)
   const dir = path.join(genesDir, name)
@@ -109,7 +110,7 @@ function readGene(root, name) {
   }
   const phenotype = readPhenotype(phenotypeFile, rel('phenotype.json'))
   const files = geneFiles(dir)
-  if (!files.source && !files.ir && !files.wasm) {
+  if (!files.source && !files.ir && !files.wasm && !phenotypeOnly) {
     const wat = isFile(path.join(dir, 'gene.wat')) ? ` (${rel('gene.wat')} is text: compile it to ${rel(WASM_FILE)}, e.g. with wat2wasm)` : ''
     throw new CliError(`gene "${name}" has no ${SOURCE_FILES.map(rel).join(', ')}, ${rel(IR_FILE)} or ${rel(WASM_FILE)}${wat}`)
   }

@@ -1,0 +1,43 @@
+//! What compiling a module may cost, bounded before it is compiled. Fuel and the memory cap
+//! reach only a running gene; Cranelift's time and memory grow with the number of functions and
+//! faster than linearly with the size of the largest one (a 3.5 MB function needed 2 GiB). So
+//! the code section is read first (function headers only, no validation: the compiler
+//! validates) and a module with more functions, or a function larger, than the sandbox compiles
+//! is refused before any of it is compiled, naming the bound.
+
+use crate::limits::{MAX_FUNCTIONS, MAX_FUNCTION_BYTES};
+use wasmparser::{Parser, Payload};
+
+/// `Err` naming the bound `bytes` is over; `Ok` otherwise, and for bytes that are not a module
+/// (the compiler's message says why).
+pub fn within_compile_bounds(bytes: &[u8], what: &str) -> Result<(), String> {
+    let mut index = 0usize;
+    for payload in Parser::new(0).parse_all(bytes) {
+        let Ok(payload) = payload else { return Ok(()) };
+        match payload {
+            Payload::FunctionSection(reader) => too_many(reader.count(), what)?,
+            Payload::CodeSectionStart { count, .. } => too_many(count, what)?,
+            Payload::CodeSectionEntry(body) => {
+                let size = body.range().len();
+                if size > MAX_FUNCTION_BYTES {
+                    return Err(format!(
+                        "{what}: function {index} of its code section is {size} bytes; the sandbox compiles functions of at most {} KiB each (compiling needs memory that grows faster than a function's size): split it into smaller functions",
+                        MAX_FUNCTION_BYTES >> 10
+                    ));
+                }
+                index += 1;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn too_many(count: u32, what: &str) -> Result<(), String> {
+    if count as usize > MAX_FUNCTIONS {
+        return Err(format!(
+            "{what} defines {count} functions; the sandbox compiles modules of at most {MAX_FUNCTIONS} functions (compiling needs time and memory for each)"
+        ));
+    }
+    Ok(())
+}
