@@ -75,7 +75,7 @@ const create = {
   name: 'agent create',
   needsProject: true,
   summary: 'create an agent from genes, with its memory quota and data policy',
-  usage: 'rotifer agent create <name> -g|--genes <gene…> [--composition Seq|Par|Cond|Try|TryPool] [--par-merge first|concat|merge] [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]\n       rotifer agent create <name> -d|--domain <domain> [-n|--top <N>] [--composition Seq|Par|Cond|Try|TryPool] [--strategy <word>] [--memory-quota=<size>] …\n       rotifer agent create <name> --composition <file.json> [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]',
+  usage: 'rotifer agent create <name> -g|--genes <gene…> [--composition Seq|Par|Cond|Try|TryPool] [--par-merge first|concat|merge] [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]\n       rotifer agent create <name> -d|--domain <domain> [-n|--top <N>] [--composition Seq|Par|Cond|Try|TryPool] [--par-merge first|concat|merge] [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]\n       rotifer agent create <name> --composition <file.json> [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]',
   description: [
     'Creates an agent that runs the given genes and creates its memory, as upstream\'s agent create:',
     'Seq (default) runs them in order, each output the next input (one gene: Single); Par runs them',
@@ -178,7 +178,9 @@ const run = {
     'Cond or Try holding a gene that is not compiled runs all its genes once, in written order,',
     'instead (said on stderr), as upstream does. A TryPool prints {"<domain>": output} and keeps',
     "its fitness state in .rotifer/agents/<name>.fitness.json. <agent> is the agent's name or id.",
-    'Gene output other than the result (console.log, logs) and the --verbose step log go to stderr.',
+    'Gene output other than the result (console.log, logs), the --verbose step log and the genome',
+    'snapshot (at a terminal, or with --verbose) go to stderr. Before any gene loads, each passes',
+    "upstream's L0 gate: the permissions its phenotype declares against this runtime's limits.",
   ],
   positionals: ['agent'],
   options: {
