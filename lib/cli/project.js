@@ -76,6 +76,24 @@ function genesDirOf(root) {
 }
 
 /**
+ * The gene folder `dir` of `name` and the files it uses, each resolved through its symlinks:
+ * an error when any of them lies outside the project (a folder or file linked in from
+ * elsewhere), as a genes_dir outside it is. What runs is only ever the project's own.
+ */
+function checkInsideProject(root, name, dir, files) {
+  const top = fs.realpathSync(root)
+  const inside = (p) => {
+    const rel = path.relative(top, fs.realpathSync(p))
+    return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel)
+  }
+  for (const p of [dir, ...files.filter(Boolean)]) {
+    if (inside(p)) continue
+    const shown = path.relative(root, p)
+    throw new CliError(`gene "${name}": ${shown} leads through a symlink to ${fs.realpathSync(p)}, outside the project ${root}; a gene is loaded only from inside its project: copy the gene into ${path.relative(root, dir)}${path.sep} instead of linking it`)
+  }
+}
+
+/**
  * The files of the gene folder `dir`: `{ source, ir, wasm }`, each a path or null. `source` is
  * the first of index.ts, index.js, index.mjs.
  */
@@ -102,10 +120,12 @@ function readGene(root, name) {
   }
   const phenotypeFile = path.join(dir, 'phenotype.json')
   if (!isFile(phenotypeFile)) {
+    checkInsideProject(root, name, dir, [])
     throw new CliError(`gene "${name}" has no ${rel('phenotype.json')} (E0020); run 'rotifer wrap ${name}' to write one`)
   }
-  const phenotype = readPhenotype(phenotypeFile, rel('phenotype.json'))
   const files = geneFiles(dir)
+  checkInsideProject(root, name, dir, [phenotypeFile, files.source, files.ir, files.wasm])
+  const phenotype = readPhenotype(phenotypeFile, rel('phenotype.json'))
   if (!files.source && !files.ir && !files.wasm) {
     const wat = isFile(path.join(dir, 'gene.wat')) ? ` (${rel('gene.wat')} is text: compile it to ${rel(WASM_FILE)}, e.g. with wat2wasm)` : ''
     throw new CliError(`gene "${name}" has no ${SOURCE_FILES.map(rel).join(', ')}, ${rel(IR_FILE)} or ${rel(WASM_FILE)}${wat}`)

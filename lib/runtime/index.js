@@ -102,6 +102,8 @@ async function runPool({ agent, agentsDir, genes, input, notice, step, runOne })
 /**
  * A runner of one `gene` with memory `{ agentId, root }` (agentId null: every memory call is
  * denied): `load()`, then `run(input)` as often as needed, each within `seconds`; `close()`.
+ * `stop()` (a signal handler's) stops a WASM gene in the sandbox at once, so that the thread it
+ * runs on can be ended: a thread in native code cannot be until the gene returns.
  */
 function geneRunner({ gene, memory, seconds }) {
   const worker = new GeneWorker({ memory, seconds })
@@ -111,6 +113,7 @@ function geneRunner({ gene, memory, seconds }) {
     /** Runs on `input`; `options.seconds` gives this run its own timeout. */
     run: (input, options = {}) => worker.run(gene, input, { deadline: deadline(options.seconds || seconds), seconds: options.seconds || seconds }),
     close: () => worker.close(),
+    stop: () => require('./wasm-host').interruptWasmGenes(),
   }
 }
 
