@@ -1,7 +1,8 @@
 'use strict'
 // Genes that do not play fair, through the real bin (R-RUN-5, R-HOST-4): `rotifer test` stops a
-// WASM gene looping on memory calls at once on Ctrl-C or SIGTERM, and a gene folder reached
-// through a symlink from outside the project is refused, as a genes_dir outside it is.
+// WASM gene looping on memory calls at once on Ctrl-C or SIGTERM; a gene folder reached
+// through a symlink from outside the project is refused, as a genes_dir outside it is; and a
+// WASM gene shipping another gene's phenotype (so its Gene ID) is refused a run with memory.
 
 const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
@@ -9,7 +10,7 @@ const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { rotifer, makeProject, addGene, oneErrorLine, REPO } = require('./cli-harness')
+const { rotifer, json, makeProject, addGene, phenotypeOf, createAgent, oneErrorLine, REPO } = require('./cli-harness')
 const { WAT, addWasmGene } = require('./wasm-genes')
 
 const BIN = path.join(REPO, 'bin', 'rotifer.js')
@@ -88,5 +89,27 @@ describe('hostile genes', () => {
     const inside = rotifer(root, 'run', 'alias', '--input', '{}')
     assert.equal(inside.status, 0, inside.stderr)
     assert.deepEqual(JSON.parse(inside.stdout), { ok: 1 })
+  })
+
+  test("a WASM gene with another gene's phenotype, so its Gene ID, is refused a run with the agent's memory", async (t) => {
+    const root = makeProject(t)
+    addGene(root, 'owner', { 'index.js': 'exports.express = () => ({})' })
+    // Byte for byte the owner's phenotype.json: upstream's Gene ID (v2) is its hash.
+    await addWasmGene(root, 'thief', WAT.constant({ took: 1 }), { phenotype: phenotypeOf('owner', 'test.probe') })
+    assert.equal(fs.readFileSync(path.join(root, 'genes', 'thief', 'phenotype.json'), 'utf8'), fs.readFileSync(path.join(root, 'genes', 'owner', 'phenotype.json'), 'utf8'))
+    createAgent(root, 'mark', ['thief'])
+    const r = rotifer(root, 'agent', 'run', 'mark', '--input', '{}')
+    assert.equal(r.status, 1, r.stderr)
+    assert.equal(r.stdout, '')
+    const line = oneErrorLine(r)
+    assert.match(line, /gene "thief"/)
+    assert.match(line, /same Gene ID \(v2\) as genes\/owner/)
+    // The owner itself (trusted code under Node) still runs; so does the WASM gene once its
+    // phenotype is its own.
+    createAgent(root, 'own', ['owner'])
+    assert.deepEqual(json(rotifer(root, 'agent', 'run', 'own', '--input', '{}')), {})
+    const file = path.join(root, 'genes', 'thief', 'phenotype.json')
+    fs.writeFileSync(file, JSON.stringify({ ...phenotypeOf('thief', 'test.probe') }, null, 2))
+    assert.deepEqual(json(rotifer(root, 'agent', 'run', 'mark', '--input', '{}')), { took: 1 })
   })
 })

@@ -170,6 +170,31 @@ function geneFolders(root) {
 }
 
 /**
+ * For a compiled `gene` (from readGene) about to run with an agent's memory: an error when
+ * another gene folder of the project has the same Gene ID (v2). The id is upstream's hash of
+ * phenotype.json, not of the code, so a WASM gene shipping another's phenotype byte for byte
+ * would read that gene's CREATOR_GENE_ONLY entries as its own. A folder linked to this one is
+ * the same gene; folders that do not read are skipped.
+ */
+function checkOwnIdentity(root, gene) {
+  const own = fs.realpathSync(gene.dir)
+  for (const folder of geneFolders(root)) {
+    const dir = path.join(genesDirOf(root), folder)
+    let id
+    try {
+      if (fs.realpathSync(dir) === own) continue
+      id = geneV2Id(JSON.parse(fs.readFileSync(path.join(dir, 'phenotype.json'), 'utf8')))
+    } catch {
+      continue
+    }
+    if (id === gene.id) {
+      const other = path.relative(root, dir)
+      throw new CliError(`gene "${gene.name}" is compiled WASM with the same Gene ID (v2) as ${other}${path.sep} (${id}): its phenotype.json is that gene's, byte for byte, so it would read that gene's own memory; give it a phenotype of its own (its name, domain or version), or remove one of the two folders`)
+    }
+  }
+}
+
+/**
  * v2 id → gene name for every readable gene of the project, to name the creators of memory
  * entries. Genes that do not read cleanly are skipped: this only decorates output.
  */
@@ -187,6 +212,6 @@ function geneNamesById(root) {
 }
 
 module.exports = {
-  findProjectRoot, checkProjectFile, projectNote, canonicalJson, geneV2Id, readGene, sourceOnly, geneFiles, geneFolders, geneNamesById, genesDirOf,
+  findProjectRoot, checkProjectFile, projectNote, canonicalJson, geneV2Id, readGene, checkOwnIdentity, sourceOnly, geneFiles, geneFolders, geneNamesById, genesDirOf,
   GENE_NAME, GENE_NAME_RULE, isGeneName, checkGeneName, SOURCE_FILES, IR_FILE, WASM_FILE,
 }

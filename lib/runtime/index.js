@@ -6,7 +6,7 @@
 
 const path = require('node:path')
 const { CliError } = require('../cli/errors')
-const { readGene, sourceOnly } = require('../cli/project')
+const { readGene, sourceOnly, checkOwnIdentity } = require('../cli/project')
 const { problemsText } = require('../json-schema')
 const { GeneWorker } = require('./deadline')
 const { geneSchemas } = require('./schemas')
@@ -41,8 +41,9 @@ async function runAgent({ root, agent, input, seconds, notice, step = null, noSa
   for (const name of leaves(node)) {
     if (genes.has(name)) continue
     try {
-      const gene = readGene(root, name)
-      genes.set(name, noSandbox ? sourceOnly(gene) : gene)
+      const gene = noSandbox ? sourceOnly(readGene(root, name)) : readGene(root, name)
+      if (gene.wasm) checkOwnIdentity(root, gene)
+      genes.set(name, gene)
     } catch (e) {
       throw new CliError(`agent "${agent.name}": ${e.message}`)
     }
