@@ -2,7 +2,8 @@
 // Genes that do not play fair, through the real bin (R-RUN-5, R-HOST-4): `rotifer test` stops a
 // WASM gene looping on memory calls at once on Ctrl-C or SIGTERM; a gene folder reached
 // through a symlink from outside the project is refused, as a genes_dir outside it is; and a
-// WASM gene shipping another gene's phenotype (so its Gene ID) is refused a run with memory.
+// WASM gene shipping another gene's phenotype (so its Gene ID) is refused a run with memory; a
+// module over a compile bound is refused by name.
 
 const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
@@ -111,5 +112,18 @@ describe('hostile genes', () => {
     const file = path.join(root, 'genes', 'thief', 'phenotype.json')
     fs.writeFileSync(file, JSON.stringify({ ...phenotypeOf('thief', 'test.probe') }, null, 2))
     assert.deepEqual(json(rotifer(root, 'agent', 'run', 'mark', '--input', '{}')), { took: 1 })
+  })
+
+  test('a module over a compile bound is refused by name before it is compiled', async (t) => {
+    const root = makeProject(t)
+    const funcs = Array.from({ length: 20_001 }, () => '(func)').join('\n')
+    await addWasmGene(root, 'sprawl', `(module (memory (export "memory") 1) ${funcs}
+      (func (export "express") (param i32 i32) (result i32) (i32.const 0)))`)
+    for (const args of [['run', 'sprawl', '--input', '{}'], ['compile', 'sprawl']]) {
+      const r = rotifer(root, ...args)
+      assert.equal(r.status, 1, `${args[0]}: ${r.stderr}`)
+      assert.match(oneErrorLine(r), /defines 20002 functions; the sandbox compiles modules of at most 20000 functions/)
+    }
+    assert.equal(fs.existsSync(path.join(root, 'genes', 'sprawl', 'gene.ir.wasm')), false)
   })
 })
