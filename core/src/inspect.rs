@@ -8,14 +8,23 @@
 
 use crate::arg::Arg;
 use crate::error::Result;
-use crate::memory::{key_range, Listing};
 use crate::storage::files::Layout;
-use crate::model::{parse_key, Category, DataPolicy, Entry};
+use crate::model::{key_range, parse_key, Category, DataPolicy, Entry};
 use crate::storage::store::{load_entry, read_agent, AgentStore, Fast, IfMissing};
 use crate::storage::watch::Look;
 use crate::time::CallTime;
 use rusqlite::types::Value;
 use rusqlite::Connection;
+
+/// A line of the deployer's list: never a value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listing {
+    pub key: String,
+    pub category: Category,
+    pub size: u64,
+    pub created_by: String,
+    pub updated_at: i64,
+}
 
 /// Usage of one category.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

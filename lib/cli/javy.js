@@ -90,11 +90,13 @@ function runJavy(javy, args) {
 /** Compiles `source` (a file of `gene`) with Javy into the gene's gene.wasm; returns its bytes. */
 async function compileWithJavy(gene, source, io, env = process.env) {
   const shown = path.join(gene.where, path.basename(source))
+  // The source is judged before the toolchain is looked for: no Javy would help an async gene.
+  const text = fs.readFileSync(source, 'utf8')
+  if (ASYNC_EXPRESS.some((re) => re.test(text))) {
+    throw new CliError(`${shown} declares an async express (E0025): a gene compiled to WASM needs a synchronous express, since Javy (QuickJS) has no event loop; return the value instead of a Promise, or leave the gene uncompiled to run it under Node`)
+  }
   const javy = findJavy(env)
   if (!javy) throw new CliError(`compiling ${shown} to WebAssembly needs Javy, and no javy binary is on PATH: ${INSTALL}`)
-  const text = fs.readFileSync(source, 'utf8')
-  const async = ASYNC_EXPRESS.find((re) => re.test(text))
-  if (async) throw new CliError(`${shown} declares an async express: a gene compiled to WASM (Javy, QuickJS) has no event loop; make express synchronous, or run the gene under Node (--no-sandbox)`)
   const code = transpile(text, source, 'cjs', null)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-javy-'))
   try {

@@ -7,7 +7,7 @@ const { Help } = require('commander')
 const { parseArgs, wantsHelp } = require('./args')
 const { displayWidth, terminalWidth } = require('./format')
 const { CliError, UsageError, describeError, oneLine } = require('./errors')
-const { findProjectRoot, checkProjectFile } = require('./project')
+const { findProjectRoot, checkProjectFile, NOT_IN_PROJECT } = require('./project')
 const { didYouMean } = require('./suggest')
 const { readAgents } = require('./agents')
 const agent = require('./commands/agent')
@@ -177,7 +177,7 @@ function groupHelp(node) {
     ...items(h, names.map((n) => [n, node.commands[n].summary])),
     '',
     h.boxWrap(`Run "${fullName(node)} <command> --help" for the options of a command.` +
-      (node === tree ? ' The project root is the nearest folder upwards holding rotifer.json, else the current folder.' : ''), h.helpWidth),
+      (node === tree ? ' The project root is the nearest folder upwards holding rotifer.json; outside one, list, agent, compile, test and wrap refuse to run, and the memory commands take the current folder.' : ''), h.helpWidth),
   ].join('\n')
 }
 
@@ -231,7 +231,8 @@ async function main(argv, io) {
     // `rotifer init` makes a new project: it needs none, and a broken one above must not stop it.
     if (node.needsProject === false) return await node.run({ ...args, cwd: process.cwd(), io })
     root = findProjectRoot(process.cwd())
-    checkProjectFile(root)
+    // Upstream's project commands (list, agent, compile, test, wrap, hello) need rotifer.json.
+    if (checkProjectFile(root) === null && node.needsProject === true) throw new CliError(NOT_IN_PROJECT)
     return await node.run({ ...args, root, io })
   } catch (e) {
     io.err(`error: ${oneLine(withAgentNames(messageOf(e), root))}`)

@@ -27,6 +27,9 @@ const SOURCE_FILES = ['index.ts', 'index.js', 'index.mjs']
 const IR_FILE = 'gene.ir.wasm'
 const WASM_FILE = 'gene.wasm'
 
+/** Upstream's refusal of a project command outside a project (exit 1). */
+const NOT_IN_PROJECT = "Not in a Rotifer project. Run 'rotifer init' first."
+
 /** True when `name` is a gene name. */
 function isGeneName(name) {
   return typeof name === 'string' && name.length <= MAX_GENE_NAME && GENE_NAME.test(name) && !name.includes('..')
@@ -108,8 +111,9 @@ function geneFiles(dir) {
  * ir, rawWasm, compiled, phenotype, id, domain, fidelity }`. `entry` is the source (or null);
  * `wasm` is the WASM file that runs (gene.ir.wasm, else gene.wasm when there is no source), or
  * null when the gene runs under Node. Does not run the gene's code; `lib/runtime/` does that.
+ * A gene needs a runnable file unless `phenotypeOnly` (what `rotifer compile` accepts).
  */
-function readGene(root, name) {
+function readGene(root, name, { phenotypeOnly = false } = {}) {
   checkGeneName(name)
   const genesDir = genesDirOf(root)
   const dir = path.join(genesDir, name)
@@ -126,7 +130,7 @@ function readGene(root, name) {
   const files = geneFiles(dir)
   checkInsideProject(root, name, dir, [phenotypeFile, files.source, files.ir, files.wasm])
   const phenotype = readPhenotype(phenotypeFile, rel('phenotype.json'))
-  if (!files.source && !files.ir && !files.wasm) {
+  if (!files.source && !files.ir && !files.wasm && !phenotypeOnly) {
     const wat = isFile(path.join(dir, 'gene.wat')) ? ` (${rel('gene.wat')} is text: compile it to ${rel(WASM_FILE)}, e.g. with wat2wasm)` : ''
     throw new CliError(`gene "${name}" has no ${SOURCE_FILES.map(rel).join(', ')}, ${rel(IR_FILE)} or ${rel(WASM_FILE)}${wat}`)
   }
@@ -213,5 +217,5 @@ function geneNamesById(root) {
 
 module.exports = {
   findProjectRoot, checkProjectFile, projectNote, canonicalJson, geneV2Id, readGene, checkOwnIdentity, sourceOnly, geneFiles, geneFolders, geneNamesById, genesDirOf,
-  GENE_NAME, GENE_NAME_RULE, isGeneName, checkGeneName, SOURCE_FILES, IR_FILE, WASM_FILE,
+  NOT_IN_PROJECT, GENE_NAME, GENE_NAME_RULE, isGeneName, checkGeneName, SOURCE_FILES, IR_FILE, WASM_FILE,
 }

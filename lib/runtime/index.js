@@ -15,6 +15,9 @@ const { leaves } = require('../formats/composition')
 const { readFitnessState, writeFitnessState } = require('../formats/fitness-state')
 const { evaluate } = require('./composition')
 const { runTryPool } = require('./try-pool')
+const { gateGene } = require('./l0-gate')
+
+const toStderr = (line) => process.stderr.write(`${line}\n`)
 
 /** R-RUN-8: the run limit of upstream's sandbox (max_execution_time_ms 60000), in seconds. */
 const DEFAULT_TIMEOUT_SECONDS = 60
@@ -52,6 +55,8 @@ async function runAgent({ root, agent, input, seconds, notice, step = null, noSa
   for (const gene of genes.values()) {
     geneSchemas(gene).input(null)
   }
+  // The L0 gate, before any gene's code is loaded (--no-sandbox does not skip it).
+  for (const gene of genes.values()) gateGene(gene, { seconds, notice: notice || toStderr })
   const deadline = Date.now() + seconds * 1000
   const worker = new GeneWorker({ memory: { agentId: agent.id, root }, seconds })
   try {
@@ -106,16 +111,24 @@ async function runPool({ agent, agentsDir, genes, input, notice, step, runOne })
  * `stop()` (a signal handler's) stops a WASM gene in the sandbox at once, so that the thread it
  * runs on can be ended: a thread in native code cannot be until the gene returns.
  */
-function geneRunner({ gene, memory, seconds }) {
+function geneRunner({ gene, memory, seconds, notice = toStderr }) {
   const worker = new GeneWorker({ memory, seconds })
   const deadline = (s) => Date.now() + s * 1000
-  return {
-    load: () => worker.load(gene, deadline(seconds)),
+  const runner = {
+    seconds,
+    /** How the gene loaded (`node`, `direct` or `wasi`), once it has. */
+    kind: null,
+    load: async () => {
+      gateGene(gene, { seconds, notice })
+      runner.kind = await worker.load(gene, deadline(seconds))
+      return runner.kind
+    },
     /** Runs on `input`; `options.seconds` gives this run its own timeout. */
     run: (input, options = {}) => worker.run(gene, input, { deadline: deadline(options.seconds || seconds), seconds: options.seconds || seconds }),
     close: () => worker.close(),
     stop: () => require('./wasm-host').interruptWasmGenes(),
   }
+  return runner
 }
 
 /** What is wrong with an input `gene` was given, naming its phenotype, the fields and the rules. */
@@ -127,9 +140,10 @@ function inputMessage(gene, problems) {
  * Runs `gene` once on `input` with memory `{ agentId, root }`: loading and running within
  * `seconds`. The input is checked against the gene's inputSchema first.
  */
-async function runGene({ gene, memory, input, seconds }) {
+async function runGene({ gene, memory, input, seconds, notice = toStderr }) {
   const problems = geneSchemas(gene).input(input)
   if (problems) throw new CliError(`gene "${gene.name}": ${inputMessage(gene, problems)}; give an input that it accepts`)
+  gateGene(gene, { seconds, notice })
   const deadline = Date.now() + seconds * 1000
   const worker = new GeneWorker({ memory, seconds })
   try {

@@ -46,6 +46,8 @@ function parseAction(text) {
 function mayConcernPrefix(l, prefix) {
   if (typeof l.key !== 'string') return REFUSALS.includes(l.action) && l.count !== undefined && l.count !== null
   if (l.key.startsWith(prefix)) return true
+  // A change line's long key shows its beginning, "…", and the whole key's length (keyBytes).
+  if (typeof l.keyBytes === 'number' && l.key.endsWith('…')) return prefix.startsWith(l.key.slice(0, -1))
   if (!REFUSALS.includes(l.action) || !l.key.endsWith('…')) return false
   const kept = l.key.slice(0, -1)
   return Buffer.byteLength(kept) > REFUSAL_KEY_BYTES - 4 && prefix.startsWith(kept)
