@@ -6,7 +6,7 @@
 
 const path = require('node:path')
 const { CliError } = require('../cli/errors')
-const { readGene, sourceOnly } = require('../cli/project')
+const { readGene, sourceOnly, checkOwnIdentity } = require('../cli/project')
 const { problemsText } = require('../json-schema')
 const { GeneWorker } = require('./deadline')
 const { geneSchemas } = require('./schemas')
@@ -44,8 +44,9 @@ async function runAgent({ root, agent, input, seconds, notice, step = null, noSa
   for (const name of leaves(node)) {
     if (genes.has(name)) continue
     try {
-      const gene = readGene(root, name)
-      genes.set(name, noSandbox ? sourceOnly(gene) : gene)
+      const gene = noSandbox ? sourceOnly(readGene(root, name)) : readGene(root, name)
+      if (gene.wasm) checkOwnIdentity(root, gene)
+      genes.set(name, gene)
     } catch (e) {
       throw new CliError(`agent "${agent.name}": ${e.message}`)
     }
@@ -107,6 +108,8 @@ async function runPool({ agent, agentsDir, genes, input, notice, step, runOne })
 /**
  * A runner of one `gene` with memory `{ agentId, root }` (agentId null: every memory call is
  * denied): `load()`, then `run(input)` as often as needed, each within `seconds`; `close()`.
+ * `stop()` (a signal handler's) stops a WASM gene in the sandbox at once, so that the thread it
+ * runs on can be ended: a thread in native code cannot be until the gene returns.
  */
 function geneRunner({ gene, memory, seconds, notice = toStderr }) {
   const worker = new GeneWorker({ memory, seconds })
@@ -123,6 +126,7 @@ function geneRunner({ gene, memory, seconds, notice = toStderr }) {
     /** Runs on `input`; `options.seconds` gives this run its own timeout. */
     run: (input, options = {}) => worker.run(gene, input, { deadline: deadline(options.seconds || seconds), seconds: options.seconds || seconds }),
     close: () => worker.close(),
+    stop: () => require('./wasm-host').interruptWasmGenes(),
   }
   return runner
 }

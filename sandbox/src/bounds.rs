@@ -1,11 +1,13 @@
 //! What compiling a module may cost, bounded before it is compiled. Fuel and the memory cap
-//! reach only a running gene; Cranelift's time and memory grow with the number of functions and
-//! faster than linearly with the size of the largest one (a 3.5 MB function needed 2 GiB). So
-//! the code section is read first (function headers only, no validation: the compiler
-//! validates) and a module with more functions, or a function larger, than the sandbox compiles
-//! is refused before any of it is compiled, naming the bound.
+//! reach only a running gene, not Cranelift: its time grows faster than a function's size
+//! (64 KiB of `if`s took 1.3 s, 256 KiB 19 s), and its memory with the code it has compiled so
+//! far (up to ~230 bytes kept per byte of code, until the module is done) and with the number of
+//! functions (a 3.5 MB module took 2 GiB). So the code section is read first (its header and each
+//! function's size only, no validation: the compiler validates) and a module with more
+//! functions, a larger function, or more code in all than the sandbox compiles is refused before
+//! any of it is compiled, with the bound named. `bench/compile-cost.js` measures the figures.
 
-use crate::limits::{MAX_FUNCTIONS, MAX_FUNCTION_BYTES};
+use crate::limits::{MAX_CODE_BYTES, MAX_FUNCTIONS, MAX_FUNCTION_BYTES};
 use wasmparser::{Parser, Payload};
 
 /// `Err` naming the bound `bytes` is over; `Ok` otherwise, and for bytes that are not a module
@@ -16,7 +18,15 @@ pub fn within_compile_bounds(bytes: &[u8], what: &str) -> Result<(), String> {
         let Ok(payload) = payload else { return Ok(()) };
         match payload {
             Payload::FunctionSection(reader) => too_many(reader.count(), what)?,
-            Payload::CodeSectionStart { count, .. } => too_many(count, what)?,
+            Payload::CodeSectionStart { count, size, .. } => {
+                too_many(count, what)?;
+                if size as usize > MAX_CODE_BYTES {
+                    return Err(format!(
+                        "{what} has {size} bytes of code; the sandbox compiles modules of at most {} MiB of code (compiling keeps what it made of each function until the module is done)",
+                        MAX_CODE_BYTES >> 20
+                    ));
+                }
+            }
             Payload::CodeSectionEntry(body) => {
                 let size = body.range().len();
                 if size > MAX_FUNCTION_BYTES {

@@ -112,3 +112,19 @@ fn a_response_too_large_for_out_is_paid_for_by_the_byte_it_was_made_of() {
     assert!(big.fuel_used >= 8 * 131_072, "a response of over 1 MiB delivered for {} fuel", big.fuel_used);
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn a_context_value_is_paid_for_by_the_byte_of_its_json_even_when_it_does_not_fit() {
+    let wat = r#"(module
+      (import "rotifer" "readContext" (func $ctx (param i32 i32 i32 i32) (result i32)))
+      (memory (export "memory") 1)
+      (data (i32.const 100) "big")
+      (data (i32.const 200) "{}\00")
+      (func (export "express") (param i32 i32) (result i32)
+        (if (i32.ne (call $ctx (i32.const 100) (i32.const 3) (i32.const 0) (i32.const 0)) (i32.const -1)) (then unreachable))
+        (i32.const 200)))"#;
+    let context = serde_json::json!({ "agent_id": "cli", "big": "x".repeat(200_000) });
+    let r = Run { context, ..Run::default() }.go(wat, "{}");
+    assert_eq!(output(&r), "{}");
+    assert!(r.fuel_used >= 200_000, "a 200 KB value encoded for {} fuel", r.fuel_used);
+}

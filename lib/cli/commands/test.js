@@ -46,8 +46,10 @@ const test = {
 
     const testMemory = memory.createTestMemory({ geneId: gene.id, domain: gene.domain })
     const runner = geneRunner({ gene, memory: { agentId: testMemory.agentId, root: testMemory.root }, seconds, notice: (line) => io.err(line) })
-    // The memory API deletes test memories at process exit; a signal (Ctrl-C) skips that.
+    // The memory API deletes test memories at process exit; a signal (Ctrl-C) skips that. The
+    // gene is stopped first: exiting waits for its thread, which a WASM gene holds until it returns.
     const interrupted = (signal) => {
+      runner.stop()
       testMemory.dispose()
       process.exit(signal === 'SIGINT' ? 130 : 143)
     }
