@@ -114,6 +114,29 @@ describe('hostile genes', () => {
     assert.deepEqual(json(rotifer(root, 'agent', 'run', 'mark', '--input', '{}')), { took: 1 })
   })
 
+  test("a WASM gene with the phenotype of a gene whose folder is a symlink inside the project is refused too", async (t) => {
+    const root = makeProject(t)
+    // The owner lives in vendor/owner, linked in as genes/owner: a supported gene folder.
+    const vendor = path.join(root, 'vendor', 'owner')
+    fs.mkdirSync(vendor, { recursive: true })
+    fs.writeFileSync(path.join(vendor, 'phenotype.json'), JSON.stringify(phenotypeOf('owner', 'test.probe'), null, 2))
+    fs.writeFileSync(path.join(vendor, 'index.js'), 'exports.express = () => ({})')
+    fs.mkdirSync(path.join(root, 'genes'), { recursive: true })
+    fs.symlinkSync(path.join('..', 'vendor', 'owner'), path.join(root, 'genes', 'owner'))
+    await addWasmGene(root, 'thief', WAT.constant({ took: 1 }), { phenotype: phenotypeOf('owner', 'test.probe') })
+    assert.equal(fs.readFileSync(path.join(root, 'genes', 'thief', 'phenotype.json'), 'utf8'), fs.readFileSync(path.join(vendor, 'phenotype.json'), 'utf8'))
+    createAgent(root, 'mark', ['thief'])
+    const r = rotifer(root, 'agent', 'run', 'mark', '--input', '{}')
+    assert.equal(r.status, 1, r.stderr)
+    assert.equal(r.stdout, '')
+    const line = oneErrorLine(r)
+    assert.match(line, /gene "thief"/)
+    assert.match(line, /same Gene ID \(v2\) as genes\/owner/)
+    // The linked owner itself runs: a link to its own folder is the same gene.
+    createAgent(root, 'own', ['owner'])
+    assert.deepEqual(json(rotifer(root, 'agent', 'run', 'own', '--input', '{}')), {})
+  })
+
   test('a module over a compile bound is refused by name before it is compiled', async (t) => {
     const root = makeProject(t)
     const funcs = Array.from({ length: 20_001 }, () => '(func)').join('\n')

@@ -12,7 +12,7 @@ use crate::error::{MemoryError, Result};
 use crate::storage::files::{create_private_file, Layout};
 use crate::model::{check_agent_id, check_domain, entry_id, is_valid_gene_id, MAX_KEY_BYTES, MAX_RETENTION_DAYS, MAX_VALUE_BYTES};
 use crate::quota::MAX_QUOTA;
-use crate::time::MAX_MS;
+use crate::time::{check_not_future, MAX_MS};
 use rusqlite::types::ValueRef;
 use crate::storage::files::unique_suffix;
 use crate::storage::opening::move_into_place;
@@ -120,6 +120,9 @@ pub fn restore_agent_memory(layout: &Layout, agent_id: &str, file: &Path, now: i
         let mut plan = Restored::default();
         for_each_entry(&src, file, |e| {
             check_entry(agent_id, e).map_err(|what| bad(format!("holds an entry (key {:?}) that {what}", e.entry.key)))?;
+            for (column, ms) in [("created_at", e.entry.created_at), ("updated_at", e.entry.updated_at)] {
+                check_not_future(ms, tx.now).map_err(|what| bad(format!("holds an entry (key {:?}) whose {column} {what}", e.entry.key)))?;
+            }
             if let Some(reason) = unsupported_scope(&e.entry.access_policy).or_else(|| data_policy_violation(&policy, &e.entry.access_policy, e.entry.retention_policy.as_ref())) {
                 return Err(MemoryError::denied(format!(
                     "the backup {} holds an entry (key {:?}) that the agent's data policy refuses: {reason}; nothing was restored",

@@ -491,6 +491,9 @@ pub fn import_agent_memory(layout: &Layout, agent_id: &str, bytes: &[u8], on_con
             let at = |code: crate::ErrorCode, what: String| {
                 MemoryError::new(code, format!("bundle line {} (key {:?}): {what}; nothing was imported", b.line, e.key))
             };
+            for (field, ms) in [("createdAt", e.created_at), ("updatedAt", e.updated_at)] {
+                crate::time::check_not_future(ms, tx.now).map_err(|what| at(crate::ErrorCode::InvalidInput, format!("{field} {what}")))?;
+            }
             if let Some(reason) = data_policy_violation(&policy, &e.access_policy, e.retention_policy.as_ref()) {
                 return Err(at(crate::ErrorCode::AccessDenied, format!("the target agent's data policy refuses it: {reason}")));
             }

@@ -8,6 +8,25 @@ pub const MS_PER_DAY: i64 = 86_400_000;
 /// 9999-12-31T23:59:59.999Z: the last instant RFC 3339 can write with four year digits.
 pub const MAX_MS: i64 = 253_402_300_799_999;
 
+/// How far past its own clock reading a restore or an import takes a stored time (R-ENT-4):
+/// clocks of two machines, or one stepped back, differ by seconds, not days. Every later write
+/// stores at least the latest stored time, so a time further ahead would stamp every write
+/// after it with a time its clock has not reached.
+pub const FUTURE_SLACK_MS: i64 = MS_PER_DAY;
+
+/// What is wrong with a stored time `ms` brought in by a restore or an import at `now`: later
+/// than `now` plus `FUTURE_SLACK_MS`.
+pub fn check_not_future(ms: i64, now: i64) -> std::result::Result<(), String> {
+    if ms > now.saturating_add(FUTURE_SLACK_MS) {
+        return Err(format!(
+            "{} is in the future: later than this clock's {} by more than a day, which would stamp every later write with it",
+            format_ms(ms),
+            format_ms(now)
+        ));
+    }
+    Ok(())
+}
+
 /// The system clock in milliseconds since the epoch.
 pub fn system_now() -> i64 {
     Utc::now().timestamp_millis()

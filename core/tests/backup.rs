@@ -269,3 +269,41 @@ fn r_aud_6_a_backup_whose_sequence_is_far_ahead_but_plausible_restores_and_numbe
     let tx = r.audit().last().unwrap()["tx"].as_i64().unwrap();
     assert_eq!(tx, (1 << 40) + 2, "the restore took 2^40 + 1, the write after it the next number");
 }
+
+#[test]
+fn r_host_1b_a_backup_with_a_time_past_the_restores_clock_is_refused_and_later_writes_keep_their_time() {
+    // The store floors every later write's time at the latest stored one (R-ENT-4): one entry
+    // of year 9999 would stamp every write after the restore with it.
+    let r = Project::new("future");
+    let good = good_backup(&r);
+    let m = r.gene("a");
+    put(&m, "now", 2, T0 + 2);
+    let lines = r.audit().len();
+    let restore_at = T0 + 3;
+    for (n, (sql, what)) in [
+        ("UPDATE entries SET updated_at = 253402300799999 WHERE key = x'706c61696e'", "updated_at"),
+        ("UPDATE entries SET created_at = 253402300799999, updated_at = 253402300799999 WHERE key = x'706c61696e'", "created_at"),
+        (&*format!("UPDATE entries SET updated_at = {} WHERE key = x'6b657074'", restore_at + DAY + 1), "updated_at"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let file = r.0.join(format!("future-{n}.db"));
+        std::fs::copy(&good, &file).unwrap();
+        rusqlite::Connection::open(&file).unwrap().execute_batch(sql).unwrap();
+        let e = restore_agent_memory(&r.layout(), "a", &file, restore_at).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidInput, "{sql}: {}", e.message);
+        assert!(e.message.contains(what) && e.message.contains("future") && e.message.contains("nothing was restored"), "{sql}: {}", e.message);
+        assert_eq!(r.keys("a", restore_at), ["kept", "now", "plain"], "{sql}");
+        assert_eq!(r.audit().len(), lines, "{sql}: nothing audited");
+    }
+    // Within the slack (a clock a little behind the one that wrote the backup) it restores,
+    // and the store's own times stay what its clock says once that time has passed.
+    let file = r.0.join("slightly-ahead.db");
+    std::fs::copy(&good, &file).unwrap();
+    rusqlite::Connection::open(&file).unwrap().execute_batch(&format!("UPDATE entries SET updated_at = {} WHERE key = x'6b657074'", restore_at + DAY)).unwrap();
+    restore_agent_memory(&r.layout(), "a", &file, restore_at).unwrap();
+    put(&r.gene("a"), "later", 1, restore_at + 2 * DAY);
+    let later = r.gene("a").read(&s("later"), &Arg::Undefined, restore_at + 2 * DAY).unwrap().unwrap();
+    assert_eq!(later.updated_at, restore_at + 2 * DAY);
+}

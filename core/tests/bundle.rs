@@ -314,6 +314,46 @@ fn base64_of(b: &[u8]) -> String {
 }
 
 #[test]
+fn r_ent_4_an_entry_with_a_time_past_the_imports_clock_is_refused_and_the_stores_own_export_imports() {
+    // The store floors every later write's time at the latest stored one (R-ENT-4): one entry
+    // of year 9999 would stamp every write after the import with it.
+    let src = source();
+    let good = export_agent_memory(&src.layout(), "src", true, T0 + 10).unwrap().bytes;
+    let dst = fresh(8 << 20, open_policy());
+    let import_at = T0 + 20;
+    let big = line_of(&good, "pattern/big");
+    let ahead = |ms: i64| rotifer_memory_core::time::format_ms(ms);
+    let cases: Vec<(Box<dyn FnOnce(&mut serde_json::Value)>, &str)> = vec![
+        (Box::new(|v| v["updatedAt"] = "9999-12-31T23:59:59.999Z".into()), "updatedAt"),
+        (
+            Box::new(|v| {
+                v["createdAt"] = "9999-12-31T23:59:59.999Z".into();
+                v["updatedAt"] = "9999-12-31T23:59:59.999Z".into();
+            }),
+            "createdAt",
+        ),
+        (Box::new(move |v| v["updatedAt"] = ahead(import_at + DAY + 1).into()), "updatedAt"),
+    ];
+    for (edit, needle) in cases {
+        let e = import_agent_memory(&dst.layout(), "dst", &edit_line(&good, big, edit), OnConflict::Fail, import_at).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidInput, "{needle}: {}", e.message);
+        assert!(
+            e.message.contains(&format!("bundle line {big}")) && e.message.contains(needle) && e.message.contains("future") && e.message.contains("nothing was imported"),
+            "{needle}: {}",
+            e.message
+        );
+        assert_untouched(&dst);
+    }
+    // Within the slack (the importing clock a little behind the exporting one) it imports.
+    let slightly = edit_line(&good, big, |v| v["updatedAt"] = ahead(import_at + DAY).into());
+    assert_eq!(import_agent_memory(&dst.layout(), "dst", &slightly, OnConflict::Fail, import_at).unwrap().created, 4);
+    // Whatever the store writes, its own export imports, even into a clock a little behind
+    // the one that wrote it (written up to T0 + 4, imported at T0).
+    let dst2 = fresh(8 << 20, open_policy());
+    assert_eq!(import_agent_memory(&dst2.layout(), "dst", &good, OnConflict::Fail, T0).unwrap().created, 4);
+}
+
+#[test]
 fn over_quota_and_policy_violations_change_nothing() {
     let src = source();
     let bundle = export_agent_memory(&src.layout(), "src", false, T0 + 10).unwrap().bytes;

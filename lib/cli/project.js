@@ -164,10 +164,18 @@ function sourceOnly(gene) {
   return { ...gene, entry: gene.source, wasm: null }
 }
 
-/** The names of the folders of the project's genes, sorted: readable or not. */
-function geneFolders(root) {
+/**
+ * The names of the folders of the project's genes, sorted: readable or not. With `links`,
+ * symlinks too (a link is a supported gene folder; one that leads to no folder is the caller's
+ * to skip).
+ */
+function geneFolders(root, { links = false } = {}) {
   try {
-    return fs.readdirSync(genesDirOf(root), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()
+    return fs
+      .readdirSync(genesDirOf(root), { withFileTypes: true })
+      .filter((d) => d.isDirectory() || (links && d.isSymbolicLink()))
+      .map((d) => d.name)
+      .sort()
   } catch {
     return []
   }
@@ -182,7 +190,7 @@ function geneFolders(root) {
  */
 function checkOwnIdentity(root, gene) {
   const own = fs.realpathSync(gene.dir)
-  for (const folder of geneFolders(root)) {
+  for (const folder of geneFolders(root, { links: true })) {
     const dir = path.join(genesDirOf(root), folder)
     let id
     try {
