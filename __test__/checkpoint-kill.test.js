@@ -75,9 +75,11 @@ for (const place of places().filter((p) => !ONLY || p.name === ONLY)) {
     // Two big writers at a time, each killed 0.3–1 s after it started writing. The first thing
     // found wrong stops the run; the live processes report what they saw either way.
     let kills = 0
+    let started = 0
     let wrong = null
     const cycle = async () => {
-      while (kills < KILLS && !wrong) {
+      while (started < KILLS && !wrong) {
+        started++
         const big = start(t, BIG, [root, AGENT])
         await big.waitFor('ready').catch(() => {})
         await sleep(300 + Math.floor(rand() * 700))
