@@ -10,6 +10,7 @@
 //! A read may rely on a recent look (`watch::Look`); every call that writes, or may, looks itself.
 
 pub use super::watch::{Look, RECENT_LOOK};
+use super::lineage::{Lineage, Says};
 use super::watch::Watch;
 use crate::error::{storage, Result};
 use std::path::{Path, PathBuf};
@@ -33,9 +34,9 @@ pub struct DbFile {
     /// Set when the kernel reports a change to the file or its folders; `None` when they could
     /// not be watched, and every call checks.
     watch: Option<Watch>,
-    /// Where checkpoints stood (`CheckpointMark`) when the database file was last seen
-    /// written to by one: a later write with no checkpoint since is someone else's.
-    mark: Mutex<Option<CheckpointMark>>,
+    /// Where checkpoints stood when the database file was last seen written to by one
+    /// (`Seen`): a later write with no checkpoint since is someone else's.
+    mark: Mutex<Option<Seen>>,
     /// Set once the file was found written over: no later checkpoint makes it the database again.
     overwritten: AtomicBool,
 }
@@ -100,8 +101,9 @@ impl DbFile {
         if let Some(watch) = &self.watch {
             // Where checkpoints stand now; writes reported before this are not judged.
             if let Some(wal) = WalIndex::of(conn) {
-                if let Some((mark, _)) = wal.mark_quiet(watch) {
-                    *lock(&self.mark) = Some(mark);
+                let lineage = Lineage::lock(&self.path)?;
+                if let Some((seen, _)) = wal.seen_quiet(watch, &lineage) {
+                    *lock(&self.mark) = Some(seen);
                 }
             }
         }
@@ -173,42 +175,53 @@ impl DbFile {
     /// The database file was written to. The only writer of a WAL database's file is a
     /// checkpoint (of any process), which copies pages from the WAL; anything else — a backup
     /// copied over it in place, same inode and size, valid header — would be overwritten by the
-    /// WAL at the next checkpoint, destroying the restore and mixing two states. So: under the
-    /// checkpoint lock (no checkpoint runs meanwhile, and every write a finished one made has
-    /// been reported by then), the checkpoint mark must have moved since the last look.
+    /// WAL at the next checkpoint, destroying the restore and mixing two states. So, under the
+    /// lineage stamp's lock (no checkpoint of this package runs meanwhile) and the checkpoint
+    /// lock (no checkpoint at all; every write a finished or killed one made has been reported
+    /// by then), a checkpoint must have written the file since the last look: one of this
+    /// package began since (the stamp counts them), or the WAL's checkpoint counters moved.
     /// A checkpoint still running is looked at again at the next call.
     fn check_written_by_checkpoint(&self, w: &Watch, conn: &rusqlite::Connection) -> Result<()> {
         let Some(wal) = WalIndex::of(conn) else { return Ok(()) };
-        let Some((mark, _)) = wal.mark_quiet(w) else {
+        let lineage = Lineage::lock(&self.path)?;
+        let Some((seen, _)) = wal.seen_quiet(w, &lineage) else {
             w.mark_written();
             return Ok(());
         };
+        let stamp = lineage.look()?;
         let mut last = lock(&self.mark);
-        if self.overwritten.load(Ordering::Acquire) || last.is_some_and(|last| !mark.explains_writes_since(&last)) {
+        let previous = *last;
+        // The count the stamp had at the last look was read under its lock, with the mark: a
+        // checkpoint of this package that wrote the file since then counted itself after it.
+        // (No look yet, the open having met a checkpoint running: one may have begun since.)
+        let ours_began = previous.map_or(true, |p| p.checkpoints != stamp.checkpoints);
+        if self.overwritten.load(Ordering::Acquire) || (!ours_began && previous.is_some_and(|p| !seen.mark.explains_writes_since(&p.mark))) {
             self.overwritten.store(true, Ordering::Release);
             return Err(storage(
                 &self.path,
                 "was written over while in use (a backup copied over it?); nothing was changed, and this process will not write its changes back into it",
             ));
         }
-        let previous = *last;
-        *last = Some(mark);
+        *last = Some(seen);
         drop(last);
-        self.judge_against_the_stamp(previous, mark)
+        match stamp.says {
+            Says::NamesTheFile => Ok(()),
+            // Killed before it stamped its end: the file is part old, part new, and the WAL,
+            // which still holds every page it was copying, is what completes it. The stamp
+            // names the file as that checkpoint left it, as the next open would.
+            Says::CutShort if ours_began => lineage.stamp_now(),
+            _ => self.judge_another_programs_checkpoint(&lineage, previous.map(|p| p.mark), seen.mark),
+        }
     }
 
-    /// The counters moved: a checkpoint wrote the file. Every checkpoint of this package leaves
-    /// the lineage stamp naming the file, so a stamp that still does says so. One that does not
-    /// was written by a checkpoint of another program (sqlite3's `PRAGMA wal_checkpoint`) — or a
-    /// backup was copied over the file after one, which the counters cannot tell: only when
-    /// every page that checkpoint copied (the WAL's backfilled frames, same salts) is in the file
-    /// as the WAL holds it is the stamp moved to the file as it is. Otherwise the file is taken
-    /// for written over: a restore is never vouched for.
-    fn judge_against_the_stamp(&self, previous: Option<CheckpointMark>, mark: CheckpointMark) -> Result<()> {
-        let lineage = super::lineage::Lineage::lock(&self.path)?;
-        if lineage.names_the_database()? {
-            return Ok(());
-        }
+    /// The counters moved, and no checkpoint of this package explains the write (the stamp does
+    /// not name the file, and counts no checkpoint begun since the last look): it was written
+    /// by a checkpoint of another program (sqlite3's `PRAGMA wal_checkpoint`) — or a backup was
+    /// copied over the file after one, which the counters cannot tell: only when every page that
+    /// checkpoint copied (the WAL's backfilled frames, same salts) is in the file as the WAL
+    /// holds it is the stamp moved to the file as it is. Otherwise the file is taken for written
+    /// over: a restore is never vouched for.
+    fn judge_another_programs_checkpoint(&self, lineage: &Lineage, previous: Option<CheckpointMark>, mark: CheckpointMark) -> Result<()> {
         let same_wal = previous.is_some_and(|p| p.salts == mark.salts);
         if same_wal && self.backfilled_pages_are_in_the_file(mark) {
             return lineage.stamp_now();
@@ -258,14 +271,15 @@ impl DbFile {
         })
     }
 
-    /// After a checkpoint of this process (bracketed by the lineage stamp): where checkpoints
-    /// stand now, the writes it made taken as judged. A later write to the file is judged
-    /// against this mark: a backup copied over the file after this checkpoint moves no counter.
-    pub fn checkpointed(&self, conn: &rusqlite::Connection) {
+    /// After a checkpoint of this process, before `lineage` (the stamp it holds) records its
+    /// end: where checkpoints stand now, the writes it made taken as judged. A later write to
+    /// the file is judged against this mark: a backup copied over the file after this
+    /// checkpoint moves no counter, and begins no checkpoint.
+    pub fn checkpointed(&self, conn: &rusqlite::Connection, lineage: &Lineage) {
         let Some(w) = &self.watch else { return };
         let Some(wal) = WalIndex::of(conn) else { return };
-        if let Some((mark, _)) = wal.mark_quiet(w) {
-            *lock(&self.mark) = Some(mark);
+        if let Some((seen, _)) = wal.seen_quiet(w, lineage) {
+            *lock(&self.mark) = Some(seen);
         }
     }
 
@@ -276,16 +290,17 @@ impl DbFile {
     pub fn committed(&self, conn: &rusqlite::Connection) {
         let Some(w) = &self.watch else { return };
         let Some(wal) = WalIndex::of(conn) else { return };
-        if lock(&self.mark).is_some_and(|m| m.salts == wal.salts()) {
+        if lock(&self.mark).is_some_and(|m| m.mark.salts == wal.salts()) {
             return;
         }
-        let _ = super::lineage::Lineage::lock(&self.path).and_then(|l| l.note_wal());
+        let Ok(lineage) = Lineage::lock(&self.path) else { return };
+        let _ = lineage.note_wal();
         let mut last = lock(&self.mark);
-        match wal.mark_quiet(w) {
-            // Writes reported meanwhile (this commit's own checkpoint, say) wait for judgement
+        match wal.seen_quiet(w, &lineage) {
+            // Writes reported meanwhile (another process's checkpoint, say) wait for judgement
             // against the older mark.
             Some((_, true)) => w.mark_written(),
-            Some((mark, false)) => *last = Some(mark),
+            Some((seen, false)) => *last = Some(seen),
             None => {}
         }
     }
@@ -372,6 +387,14 @@ fn untrusted(path: &Path, what: impl std::fmt::Display) -> crate::error::MemoryE
     crate::error::MemoryError::storage(format!("{}: {what}; nothing was opened or changed", path.display()))
 }
 
+/// What a look at the database file's writers saw: where checkpoints stood, and how many
+/// checkpoints of this package the lineage stamp counted, both under its lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Seen {
+    mark: CheckpointMark,
+    checkpoints: u64,
+}
+
 /// Where the checkpoints of a WAL stand: the WAL's salts (new at each restart) and the frames
 /// backfilled, and perhaps backfilled, into the database file. A checkpoint that writes to the
 /// file sets `attempted` before its first page.
@@ -440,6 +463,14 @@ impl WalIndex {
 
     fn salts(&self) -> [u32; 2] {
         [self.read_u32(Self::SALT), self.read_u32(Self::SALT + 4)]
+    }
+
+    /// `mark_quiet`, with the count of checkpoints of this package that `lineage` (the stamp,
+    /// locked: none begins meanwhile) holds.
+    fn seen_quiet(&self, w: &Watch, lineage: &Lineage) -> Option<(Seen, bool)> {
+        let checkpoints = lineage.look().ok()?.checkpoints;
+        let (mark, written) = self.mark_quiet(w)?;
+        Some((Seen { mark, checkpoints }, written))
     }
 
     /// The mark, taken under the checkpoint lock after the writes reported so far were drained

@@ -18,6 +18,12 @@
 //!   stamp yet (made by an earlier version) and one whose checkpoint was cut short (a process
 //!   killed while checkpointing: replaying the WAL is exactly how SQLite finishes it).
 //!
+//! The stamp also counts the checkpoints this package began on the file. A running process that
+//! sees the file written compares the count with the one it saw at its last look: a checkpoint
+//! that began since and was cut short (its process killed before it stamped its end) explains
+//! the writes, whatever the WAL's counters say; a stamp left "checkpointing" before that look
+//! explains nothing written after it.
+//!
 //! The stamp is read and written under `flock` on the stamp file itself, so an open never judges
 //! a file while a checkpoint of another process is writing it. It is never a descriptor of the
 //! database (whose closing would drop this process's POSIX locks).
@@ -79,6 +85,8 @@ struct Record {
     /// The salts of the WAL when it was stamped (new at each WAL restart), if there was one: a
     /// stamp copied along with its database and WAL knows that WAL by them.
     wal: Option<[u32; 2]>,
+    /// How many checkpoints of this package began on the file (0 in a stamp of version 1 or 2).
+    checkpoints: u64,
 }
 
 impl Record {
@@ -93,8 +101,8 @@ impl Record {
             None => "- -".to_string(),
         };
         let text = format!(
-            "{MAGIC} 2 {state} {} {} {}.{} {}.{} {} {} {} {wal}",
-            d.dev, d.ino, d.ctime.0, d.ctime.1, d.mtime.0, d.mtime.1, d.size, self.own.0, self.own.1
+            "{MAGIC} 3 {state} {} {} {}.{} {}.{} {} {} {} {wal} {}",
+            d.dev, d.ino, d.ctime.0, d.ctime.1, d.mtime.0, d.mtime.1, d.size, self.own.0, self.own.1, self.checkpoints
         );
         let mut out = [b' '; RECORD_BYTES];
         out[..text.len()].copy_from_slice(text.as_bytes());
@@ -107,11 +115,15 @@ impl Record {
         let f: Vec<&str> = text.split_ascii_whitespace().collect();
         let wal = match (f.first(), f.get(1), f.len()) {
             (Some(&MAGIC), Some(&"1"), 10) => None,
-            (Some(&MAGIC), Some(&"2"), 12) => match (f[10], f[11]) {
+            (Some(&MAGIC), Some(&"2"), 12) | (Some(&MAGIC), Some(&"3"), 13) => match (f[10], f[11]) {
                 ("-", "-") => None,
                 (a, b) => Some([a.parse().ok()?, b.parse().ok()?]),
             },
             _ => return None,
+        };
+        let checkpoints = match f.get(12) {
+            Some(n) => n.parse().ok()?,
+            None => 0,
         };
         let state = match f[2] {
             "clean" => State::Clean,
@@ -127,6 +139,7 @@ impl Record {
             db: FileId { dev: f[3].parse().ok()?, ino: f[4].parse().ok()?, ctime: time(f[5])?, mtime: time(f[6])?, size: f[7].parse().ok()? },
             own: (f[8].parse().ok()?, f[9].parse().ok()?),
             wal,
+            checkpoints,
         })
     }
 }
@@ -139,6 +152,28 @@ pub struct Lineage {
     own: (u64, u64),
     /// The record as last read or written through this lock: an unchanged one is not rewritten.
     known: std::cell::Cell<Option<Record>>,
+}
+
+/// What the stamp says of the database file, for a running process that saw it written
+/// (`Lineage::look`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    /// How many checkpoints of this package began on the file: one began since a look that saw
+    /// another count.
+    pub checkpoints: u64,
+    pub says: Says,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Says {
+    /// The file is as the last checkpoint of this package left it.
+    NamesTheFile,
+    /// A checkpoint of this package was writing the file and never stamped its end: its
+    /// process was killed (no checkpoint of this package runs while the stamp is locked).
+    CutShort,
+    /// Neither: another program wrote the file since the last checkpoint (its own checkpoint,
+    /// or a backup copied over it), or there is no stamp of this file.
+    Nothing,
 }
 
 /// What an open found (`Lineage::judge_at_open`).
@@ -195,8 +230,21 @@ impl Lineage {
         record
     }
 
+    /// How many checkpoints of this package the stamp counts (0 for none, or a stamp of another
+    /// file: copied here with its database).
+    fn checkpoints(&self) -> u64 {
+        match self.known.get().or_else(|| self.read()) {
+            Some(r) if r.own == self.own => r.checkpoints,
+            _ => 0,
+        }
+    }
+
     fn write(&self, state: State, db: FileId) -> Result<()> {
-        let record = Record { state, db, own: self.own, wal: wal_salts(&self.db) };
+        self.write_counted(state, db, self.checkpoints())
+    }
+
+    fn write_counted(&self, state: State, db: FileId, checkpoints: u64) -> Result<()> {
+        let record = Record { state, db, own: self.own, wal: wal_salts(&self.db), checkpoints };
         if self.known.get() == Some(record) {
             return Ok(());
         }
@@ -256,15 +304,26 @@ impl Lineage {
 
     /// Whether the database is the file the stamp names (as a checkpoint of this package left it).
     pub fn names_the_database(&self) -> Result<bool> {
+        Ok(self.look()?.says == Says::NamesTheFile)
+    }
+
+    /// What the stamp says of the database file as it is now, and how many checkpoints of this
+    /// package it counts.
+    pub fn look(&self) -> Result<Stamp> {
         let db = self.db_now()?;
-        Ok(self.read().is_some_and(|r| r.own == self.own && r.state == State::Clean && r.db == db))
+        Ok(match self.read().filter(|r| r.own == self.own) {
+            Some(r) if r.state == State::Clean && r.db == db => Stamp { checkpoints: r.checkpoints, says: Says::NamesTheFile },
+            Some(r) if r.state == State::Checkpointing => Stamp { checkpoints: r.checkpoints, says: Says::CutShort },
+            Some(r) => Stamp { checkpoints: r.checkpoints, says: Says::Nothing },
+            None => Stamp { checkpoints: 0, says: Says::Nothing },
+        })
     }
 
     /// Before anything that may write the database file from its WAL (a checkpoint, a close):
     /// whether the database is still the file the stamp names; if so it is recorded as being
-    /// checkpointed, until `end_checkpoint`. `false`: it is not that file (replaced since), and
-    /// nothing may be written into it. A stamp that cannot be written is an error: the caller
-    /// then leaves the WAL unchecked, which is safe.
+    /// checkpointed, and counted as one more checkpoint begun, until `end_checkpoint`. `false`:
+    /// it is not that file (replaced since), and nothing may be written into it. A stamp that
+    /// cannot be written is an error: the caller then leaves the WAL unchecked, which is safe.
     pub fn begin_checkpoint(&self) -> Result<bool> {
         let db = self.db_now()?;
         // A checkpoint cut short (its process killed) left the file as no stamp names it; the
@@ -274,7 +333,7 @@ impl Lineage {
                 return Ok(false);
             }
         }
-        self.write(State::Checkpointing, db)?;
+        self.write_counted(State::Checkpointing, db, self.checkpoints().wrapping_add(1))?;
         Ok(true)
     }
 
@@ -536,6 +595,36 @@ mod tests {
     }
 
     #[test]
+    fn the_stamp_counts_the_checkpoints_begun_and_tells_one_cut_short() {
+        let d = Dir::new();
+        let look = || Lineage::lock(&d.db()).unwrap().look().unwrap();
+        assert_eq!(look(), Stamp { checkpoints: 0, says: Says::NamesTheFile });
+        let l = Lineage::lock(&d.db()).unwrap();
+        assert!(l.begin_checkpoint().unwrap());
+        written_over(&d.db());
+        l.end_checkpoint().unwrap();
+        drop(l);
+        assert_eq!(look(), Stamp { checkpoints: 1, says: Says::NamesTheFile });
+        let l = Lineage::lock(&d.db()).unwrap();
+        assert!(l.begin_checkpoint().unwrap());
+        drop(l); // killed before its end
+        assert_eq!(look(), Stamp { checkpoints: 2, says: Says::CutShort });
+        // An open, a WAL noted, a file judged: the stamp rewritten, the count kept.
+        d.with_wal();
+        assert_eq!(d.judge(), Found::Consistent);
+        Lineage::lock(&d.db()).unwrap().note_wal().unwrap();
+        Lineage::lock(&d.db()).unwrap().stamp_now().unwrap();
+        assert_eq!(look(), Stamp { checkpoints: 2, says: Says::NamesTheFile });
+        written_over(&d.db());
+        assert_eq!(look(), Stamp { checkpoints: 2, says: Says::Nothing });
+        // A stamp copied from elsewhere counts nothing here.
+        let e = Dir::new();
+        std::fs::remove_file(Lineage::path_of(&e.db())).unwrap();
+        std::fs::copy(Lineage::path_of(&d.db()), Lineage::path_of(&e.db())).unwrap();
+        assert_eq!(Lineage::lock(&e.db()).unwrap().look().unwrap(), Stamp { checkpoints: 0, says: Says::Nothing });
+    }
+
+    #[test]
     fn a_wal_of_a_header_alone_has_nothing_to_replay() {
         let d = Dir::new();
         std::fs::write(companion(&d.db(), "-wal"), [0u8; WAL_HEADER_BYTES as usize]).unwrap();
@@ -581,14 +670,18 @@ mod tests {
             db: FileId { dev: 2049, ino: 77, ctime: (1_700_000_000, 123), mtime: (1_700_000_000, 0), size: 4096 },
             own: (2049, 78),
             wal: Some([7, 4_000_000_000]),
+            checkpoints: 18_446_744_073_709_551_615,
         };
         let bytes = r.encode();
         assert_eq!(bytes.len(), RECORD_BYTES);
         assert_eq!(Record::decode(&bytes), Some(r));
         assert_eq!(Record::decode(&bytes[..40]), None, "cut short");
-        assert_eq!(Record::decode(b"rotifer-lineage 3 clean 1 2 3.4 5.6 7 8 9 - -"), None, "another version");
+        assert_eq!(Record::decode(b"rotifer-lineage 4 clean 1 2 3.4 5.6 7 8 9 - - 1"), None, "another version");
+        assert_eq!(Record::decode(b"rotifer-lineage 3 clean 1 2 3.4 5.6 7 8 9 - -"), None, "version 3 without its count");
         let v1 = Record::decode(b"rotifer-lineage 1 clean 1 2 3.4 5.6 7 8 9").expect("version 1 reads");
-        assert_eq!(v1.wal, None);
+        assert_eq!((v1.wal, v1.checkpoints), (None, 0));
+        let v2 = Record::decode(b"rotifer-lineage 2 checkpointing 1 2 3.4 5.6 7 8 9 10 11").expect("version 2 reads");
+        assert_eq!((v2.state, v2.wal, v2.checkpoints), (State::Checkpointing, Some([10, 11]), 0));
         assert_eq!(Record::decode(&Record { wal: None, ..r }.encode()).unwrap().wal, None);
         assert_eq!(Record::decode(&[0u8; RECORD_BYTES]), None);
     }

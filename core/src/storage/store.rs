@@ -601,7 +601,7 @@ fn checkpoint(file: &DbFile, conn: &Connection) {
     match lineage.begin_checkpoint() {
         Ok(true) => {
             let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
-            file.checkpointed(conn);
+            file.checkpointed(conn, &lineage);
             let _ = lineage.end_checkpoint();
         }
         Ok(false) => file.mark_replaced(),
