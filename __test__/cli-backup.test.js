@@ -95,7 +95,7 @@ test('backup while another process writes is one consistent snapshot; restore is
   assert.equal(again.status, 1)
   assert.match(oneErrorLine(again), /exists already/)
 
-  const r = json(rotifer(root, 'agent', 'memory', 'restore', 'busy', file, '--json'))
+  const r = json(rotifer(root, 'agent', 'memory', 'restore', 'busy', file, '--yes', '--json'))
   assert.equal(r.entries, n + 1)
   assert.ok(r.replaced >= n + 1, 'the writer had gone on')
   const seen = await w.stop()
@@ -134,12 +134,13 @@ test('restore refuses, changing nothing: another agent\'s backup, a file that is
   const file = path.join(root, 'one.db')
   assert.equal(rotifer(root, 'agent', 'memory', 'backup', 'one', file).status, 0)
   const refused = (args, re) => {
-    const r = rotifer(root, 'agent', 'memory', 'restore', 'two', ...args)
+    const r = rotifer(root, 'agent', 'memory', 'restore', 'two', ...args, '--yes')
     assert.equal(r.status, 1, r.stderr)
     assert.match(oneErrorLine(r), re)
     assert.deepEqual(memory.listAgentMemory({ agentId: two.id, root }).map((e) => e.key), ['other'])
   }
-  refused([file], /is of agent .*nothing was restored/)
+  // Both agents by name and id, as the CLI names agents.
+  refused([file], new RegExp(`is of agent "one" \\(${one.id}\\), not agent "two" \\(${two.id}\\): restore it into agent "one" \\(${one.id}\\).*nothing was restored`))
   fs.writeFileSync(path.join(root, 'junk.db'), 'junk')
   refused([path.join(root, 'junk.db')], /is not a SQLite database/)
   refused([path.join(root, 'none.db')], /cannot be read/)
