@@ -111,6 +111,10 @@ test('a wrong command line is one error line and exit code 2', (t) => {
     [['agent', 'delete'], /missing <agent>/],
     [['agent', 'delete', 'a', '--keep-memroy'], /unknown option --keep-memroy; did you mean "--keep-memory"\?/],
     [['agent', 'memory', 'delete', 'a', '--key', 'k', '--key', 'j'], /--key is given more than once/],
+    // One rule for a repeated option, flags included (a list option collects instead).
+    [['agent', 'memory', 'list', 'a', '--limit', '1', '--limit', '2'], /^error: rotifer agent memory list: --limit is given more than once/],
+    [['agent', 'memory', 'list', 'a', '--json', '--json'], /^error: rotifer agent memory list: --json is given more than once/],
+    [['agent', 'delete', 'a', '--yes', '--keep-memory', '--yes'], /--yes is given more than once/],
     [['run', 'gene', '--input'], /--input needs a value/],
     [['test'], /missing <gene>/],
     [['gene', 'id'], /missing <gene>/],

@@ -9,7 +9,9 @@
 // takes every following word up to the next option, and commas also separate its items. An
 // option may declare a one-letter `short` form (`-d value` for `--domain value`), and a
 // `choices` list: any other value is a usage error naming the accepted ones. `--` ends the
-// options. `--no-x` is an option of its own, never the negation of `--x`.
+// options. `--no-x` is an option of its own, never the negation of `--x`. One rule for
+// repetition: an option given twice is a usage error (`--json --json` as `--limit 1 --limit 2`),
+// except a `list` option, whose every word and repetition adds values (`-g a -g b`).
 
 const { Command, Option } = require('commander')
 const { UsageError } = require('./errors')
@@ -52,6 +54,7 @@ function parseArgs(argv, command) {
     // only the last of a repeated option.
     parser.on(`option:${name}`, (value) => {
       if (spec.type === 'boolean') {
+        if (name in options) throw usage(`--${name} is given more than once`)
         options[name] = true
       } else if (spec.type === 'list') {
         if (value.startsWith('-') && !inline(name, value)) throw usage(`--${name} needs at least one value`)
