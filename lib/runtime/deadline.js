@@ -10,7 +10,7 @@ const path = require('node:path')
 const { Worker } = require('node:worker_threads')
 const native = require('../native')
 const { CliError } = require('../cli/errors')
-const { TIMEOUT, failureOf, geneFailure, GeneTimeout } = require('./failures')
+const { TIMEOUT, failureOf, geneFailure, GeneTimeout, InvalidInput, SchemaTimeout } = require('./failures')
 
 const WORKER = path.join(__dirname, 'worker.js')
 /** The exit status of a command stopped by SIGINT (128 + 2), as shells report it. */
@@ -44,6 +44,8 @@ class GeneWorker {
   #pending = null
   /** The worker's last count of a gene's output it dropped during the request in flight. */
   #dropped = null
+  /** What the request in flight is doing, as the worker said: `check` (a schema) or `run`. */
+  #phase = null
 
   /**
    * `memory`: `{ agentId, root }` every gene's memory is bound to (agentId null: standalone,
@@ -63,6 +65,7 @@ class GeneWorker {
     worker.on('message', (reply) => {
       if (typeof reply.written === 'string') process.stderr.write(reply.written)
       else if (reply.dropped) this.#dropped = reply.dropped
+      else if (reply.phase) this.#phase = reply.phase
       else this.#settle(worker, (p) => p.resolve(reply))
     })
     worker.on('error', (e) => this.#settle(worker, (p) => p.reject(new Stopped(`its thread stopped on an uncaught error: ${e && e.message ? e.message : String(e)}`)), true))
@@ -107,16 +110,18 @@ class GeneWorker {
 
   /**
    * Sends `request` about `gene` and waits for the reply until `deadline` (ms since the epoch).
-   * At the deadline the thread is stopped: `onTimeout()` says what to throw.
+   * At the deadline the thread is stopped: `onTimeout(phase)` says what to throw (`phase`: what
+   * the worker said it was doing, `check` or `run`).
    */
   #request(gene, request, deadline, onTimeout) {
     const worker = this.#worker || this.#spawn()
     worker.ref()
+    this.#phase = null
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#pending = null
         this.#stop()
-        reject(onTimeout())
+        reject(onTimeout(this.#phase))
       }, Math.max(0, deadline - Date.now()))
       this.#pending = {
         resolve: (reply) => { clearTimeout(timer); worker.unref(); resolve(reply) },
@@ -142,17 +147,35 @@ class GeneWorker {
    * TIMEOUT, which a `Try` or the `Par` merge may handle; at the run's deadline the run fails.
    * `seconds` is the timeout the message names (a test case's own, or the run's).
    */
-  async run(gene, input, { deadline, runDeadline = deadline, seconds = this.seconds }) {
-    const onTimeout = () => (deadline < runDeadline
-      ? geneFailure(gene, failureOf(TIMEOUT, 'stopped at the Par deadline', { text: 'timed out at the Par deadline' }))
-      : new GeneTimeout(gene, seconds))
-    const request = { op: 'run', input: JSON.stringify(input), memory: this.memory, deadline, seconds }
+  async run(gene, input, { deadline, runDeadline = deadline, seconds = this.seconds, checkInput = false }) {
+    const onTimeout = (phase) => {
+      if (deadline < runDeadline) return geneFailure(gene, failureOf(TIMEOUT, 'stopped at the Par deadline', { text: 'timed out at the Par deadline' }))
+      if (phase === 'check') return new SchemaTimeout(`the input of gene "${gene.name}" against its inputSchema`, seconds)
+      return new GeneTimeout(gene, seconds)
+    }
+    const request = { op: 'run', input: JSON.stringify(input), memory: this.memory, deadline, seconds, checkInput }
     const reply = await this.#request(gene, request, deadline, onTimeout)
+    // With `checkInput`: the inputSchema refused the input, and the gene did not run.
+    if (reply.invalid) throw new InvalidInput(gene, reply.invalid)
     // The sandbox stops a WASM gene at its deadline itself; its reply may beat the timer.
     if (reply.stopped === 'timeout') throw onTimeout()
     if (reply.stopped) throw new CliError(`gene "${gene.name}" was interrupted`)
     if (!reply.ok) throw reply.failure ? geneFailure(gene, reply.failure) : new CliError(reply.error)
     return JSON.parse(reply.output)
+  }
+
+  /**
+   * Checks `value` (a JSON value; undefined: only compile) against `schema` of `gene` in the
+   * thread: `'input'`, `'output'`, or `{ schema, where }` (a test case's expectedSchema, `where`
+   * naming it). Returns null when it conforms, else its problems; an invalid schema throws a
+   * CliError naming it. Past `deadline` the thread is stopped and SchemaTimeout thrown, naming
+   * `what` and `seconds`.
+   */
+  async check(gene, schema, value, { deadline, seconds = this.seconds, what }) {
+    const request = { op: 'check', schema, value: value === undefined ? undefined : JSON.stringify(value) }
+    const reply = await this.#request(gene, request, deadline, () => new SchemaTimeout(what, seconds))
+    if (!reply.ok) throw new CliError(reply.error || reply.failure.text)
+    return reply.problems
   }
 
   /** Stops the thread and waits until everything it wrote has been passed on. */

@@ -2,15 +2,15 @@
 // The gene runtime the CLI commands call (R-RUN): an agent's composition, one gene on its own,
 // or one gene case after case (a test suite). Genes run in a worker thread (deadline.js) that is
 // stopped at the deadline; every gene's input is checked against its inputSchema (schemas.js)
-// before it runs. This file wires the pieces and owns no rule of its own.
+// before it runs, in that thread, so the deadline and Ctrl-C bound the check too. This file
+// wires the pieces and owns no rule of its own.
 
 const path = require('node:path')
 const { CliError } = require('../cli/errors')
 const { readGene, sourceOnly } = require('../cli/project')
 const { problemsText } = require('../json-schema')
 const { GeneWorker } = require('./deadline')
-const { geneSchemas } = require('./schemas')
-const { failureOf, geneFailure } = require('./failures')
+const { failureOf, geneFailure, InvalidInput } = require('./failures')
 const { leaves } = require('../formats/composition')
 const { readFitnessState, writeFitnessState } = require('../formats/fitness-state')
 const { evaluate } = require('./composition')
@@ -47,13 +47,11 @@ async function runAgent({ root, agent, input, seconds, notice, step = null, noSa
       throw new CliError(`agent "${agent.name}": ${e.message}`)
     }
   }
-  // Every schema compiles before anything runs: a broken one stops the run with its place.
-  for (const gene of genes.values()) {
-    geneSchemas(gene).input(null)
-  }
   const deadline = Date.now() + seconds * 1000
   const worker = new GeneWorker({ memory: { agentId: agent.id, root }, seconds })
   try {
+    // Every gene loads, and its schemas compile, before anything runs: a broken schema stops the
+    // run with its place.
     const kinds = new Map()
     for (const [name, gene] of genes) kinds.set(name, await worker.load(gene, deadline))
     let count = 0
@@ -62,11 +60,15 @@ async function runAgent({ root, agent, input, seconds, notice, step = null, noSa
       const n = ++count
       const started = Date.now()
       const log = (status, detail) => step && step(`[${n}] ${name} (${kinds.get(name)}) ${status} in ${Date.now() - started} ms\n    input:  ${preview(value)}\n    ${detail}`)
-      const problems = geneSchemas(gene).input(value)
       try {
-        // A failure of the gene's (code INVALID_INPUT): a Try falls back on it, as on any other.
-        if (problems) throw geneFailure(gene, failureOf('INVALID_INPUT', inputMessage(gene, problems)))
-        const output = await worker.run(gene, value, { deadline: geneDeadline, runDeadline: deadline })
+        let output
+        try {
+          output = await worker.run(gene, value, { deadline: geneDeadline, runDeadline: deadline, checkInput: true })
+        } catch (e) {
+          // A failure of the gene's (code INVALID_INPUT): a Try falls back on it, as on any other.
+          if (e instanceof InvalidInput) throw geneFailure(gene, failureOf('INVALID_INPUT', inputMessage(gene, e.problems)))
+          throw e
+        }
         log('ok', `output: ${preview(output)}`)
         return output
       } catch (e) {
@@ -99,17 +101,29 @@ async function runPool({ agent, agentsDir, genes, input, notice, step, runOne })
   }
 }
 
+/** What a schema check is about, for its timeout message. */
+function schemaName(gene, schema) {
+  if (typeof schema !== 'string') return `a value against ${schema.where}`
+  return `a value against the ${schema}Schema of ${path.join(gene.where || gene.dir, 'phenotype.json')}`
+}
+
 /**
  * A runner of one `gene` with memory `{ agentId, root }` (agentId null: every memory call is
  * denied): `load()`, then `run(input)` as often as needed, each within `seconds`; `close()`.
+ * `check(schema, value, seconds?)` checks a value against `'input'`, `'output'` or `{ schema,
+ * where }` in the gene's thread, within the same bound (null: it conforms; else its problems);
+ * `compile(schema)` only compiles it (a CliError names a broken one).
  */
 function geneRunner({ gene, memory, seconds }) {
   const worker = new GeneWorker({ memory, seconds })
   const deadline = (s) => Date.now() + s * 1000
+  const checkWithin = (schema, value, s = seconds) => worker.check(gene, schema, value, { deadline: deadline(s), seconds: s, what: schemaName(gene, schema) })
   return {
     load: () => worker.load(gene, deadline(seconds)),
     /** Runs on `input`; `options.seconds` gives this run its own timeout. */
     run: (input, options = {}) => worker.run(gene, input, { deadline: deadline(options.seconds || seconds), seconds: options.seconds || seconds }),
+    check: (schema, value, s) => checkWithin(schema, value, s || seconds),
+    compile: (schema) => checkWithin(schema, undefined),
     close: () => worker.close(),
   }
 }
@@ -124,13 +138,14 @@ function inputMessage(gene, problems) {
  * `seconds`. The input is checked against the gene's inputSchema first.
  */
 async function runGene({ gene, memory, input, seconds }) {
-  const problems = geneSchemas(gene).input(input)
-  if (problems) throw new CliError(`gene "${gene.name}": ${inputMessage(gene, problems)}; give an input that it accepts`)
   const deadline = Date.now() + seconds * 1000
   const worker = new GeneWorker({ memory, seconds })
   try {
     await worker.load(gene, deadline)
-    return await worker.run(gene, input, { deadline })
+    return await worker.run(gene, input, { deadline, checkInput: true })
+  } catch (e) {
+    if (e instanceof InvalidInput) throw new CliError(`gene "${gene.name}": ${inputMessage(gene, e.problems)}; give an input that it accepts`)
+    throw e
   } finally {
     await worker.close()
   }

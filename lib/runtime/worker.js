@@ -5,8 +5,13 @@
 // here as in the main thread: the native addon loads in workers, and every gene gets its own
 // GeneMemoryAccess (or memory imports) bound to the agent, its v2 id and its domain.
 //
-// Requests: `{ op: 'load', gene, deadline }` and `{ op: 'run', gene, input, memory, deadline, seconds }`.
-// Replies: `{ ok: true, kind }`, `{ ok: true, output }` (JSON text), `{ ok: false, failure }`
+// Requests: `{ op: 'load', gene, deadline }` (also compiles the gene's schemas), `{ op: 'run',
+// gene, input, memory, deadline, seconds, checkInput }` (with `checkInput`, the input is checked
+// against the inputSchema first) and `{ op: 'check', gene, schema, value }` (a schema check, see
+// `check`). Schema checks run here so that the deadline and Ctrl-C bound them as they bound genes:
+// a pattern can backtrack for minutes, and the main thread must stay free to stop it.
+// Replies: `{ ok: true, kind }`, `{ ok: true, output }` (JSON text), `{ ok: true, problems }`,
+// `{ ok: false, invalid }` (the input's problems), `{ ok: false, failure }`
 // (the gene failed), `{ ok: false, stopped }` (the sandbox stopped a WASM gene: `timeout` or
 // `interrupted`) or `{ ok: false, error }` (it could not be loaded: a message for the user).
 
@@ -15,6 +20,8 @@ const { loadGene } = require('./genes')
 const { Failure, Stopped } = require('./wasm-host')
 const { thrownFailure } = require('./failures')
 const { CliError, describeError } = require('../cli/errors')
+const { compileSchema } = require('../json-schema')
+const { geneSchemas } = require('./schemas')
 
 // What a gene writes to process.stdout or process.stderr (console.log included) travels to the
 // main thread on the same port as the replies, so it arrives before the reply and is never lost
@@ -99,10 +106,52 @@ async function load(gene, deadline) {
   return entry
 }
 
+/**
+ * A `check` request: compiles the schema (`'input'`, `'output'`: the gene's; or `{ schema, where }`:
+ * a test case's) and checks `value` (JSON text) against it when given. Here, not on the main
+ * thread: a check of an untrusted value is bounded by the request's deadline like a gene's run.
+ */
+function check({ gene, schema, value }) {
+  const validate = typeof schema === 'string' ? geneSchemas(gene)[schema] : caseSchema(schema)
+  return validate(value === undefined ? null : JSON.parse(value))
+}
+
+const caseSchemas = new Map()
+
+function caseSchema({ schema, where }) {
+  const key = `${where}\0${JSON.stringify(schema)}`
+  let validate = caseSchemas.get(key)
+  if (!validate) {
+    validate = compileSchema(schema, where)
+    caseSchemas.set(key, validate)
+  }
+  return validate
+}
+
+/** Tells the main thread what the request in flight is doing: `check` (a schema) or `run`. */
+function phase(name) {
+  parentPort.postMessage({ phase: name })
+}
+
 async function handle(request) {
   try {
+    if (request.op === 'check') {
+      phase('check')
+      return { ok: true, problems: check(request) }
+    }
+    if (request.op === 'load') {
+      // A broken schema stops the run with its place, before any gene runs.
+      geneSchemas(request.gene).input(null)
+      geneSchemas(request.gene).output(null)
+    }
     const entry = await load(request.gene, request.deadline)
     if (request.op === 'load') return { ok: true, kind: entry.kind }
+    if (request.checkInput) {
+      phase('check')
+      const problems = geneSchemas(request.gene).input(JSON.parse(request.input))
+      if (problems) return { ok: false, invalid: problems }
+    }
+    phase('run')
     resetOutput(request.gene.name)
     try {
       return { ok: true, output: await entry.run(request.input, request) }
