@@ -13,7 +13,6 @@
 // repetition: an option given twice is a usage error (`--json --json` as `--limit 1 --limit 2`),
 // except a `list` option, whose every word and repetition adds values (`-g a -g b`).
 
-const { Command, Option } = require('commander')
 const { UsageError } = require('./errors')
 const { didYouMean } = require('./suggest')
 
@@ -39,6 +38,7 @@ const SIZE_UNIT = /^[kmg]b$/i
  * absent; list options are arrays; flags are `true`.
  */
 function parseArgs(argv, command) {
+  const { Command, Option } = require('commander')
   const usage = (msg, opts) => new UsageError(msg, command.name, opts)
   const specs = command.options || {}
   const options = {}

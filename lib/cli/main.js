@@ -3,8 +3,10 @@
 // options and runs it. Every failure becomes one line on stderr and a non-zero exit code
 // (2 for a wrong command line, 1 for anything else).
 
-const { parseArgs, wantsHelp } = require('./args')
 const { CliError, UsageError, describeError, oneLine } = require('./errors')
+
+/** The commands that run genes: their worker's thread starts before anything else loads. */
+const RUNS_GENES = ['agent run', 'run', 'test']
 
 // Start-up loads only what the command needs: each command's module is required when the
 // command is looked up (a getter below), not before; help loads commander's layout.
@@ -82,11 +84,24 @@ function fullName(node) {
 }
 
 /**
+ * commander's Help class, from its own file: `require('commander')` also loads what parsing
+ * needs (child_process and more), which help does not.
+ */
+function commanderHelp() {
+  try {
+    const path = require('node:path')
+    return require(path.join(path.dirname(require.resolve('commander')), 'lib', 'help.js'))
+  } catch {
+    return require('commander')
+  }
+}
+
+/**
  * commander's help layout (Help#formatItem, Help#boxWrap) at `width` columns, measuring text
  * as the terminal does (CJK and emoji take two columns).
  */
 function helper(width) {
-  const { Help } = require('commander')
+  const { Help } = commanderHelp()
   const { displayWidth } = require('./format')
   const h = new Help()
   h.helpWidth = width
@@ -206,6 +221,10 @@ function helpOf(node) {
  * `io.out` / `io.err` (one line or block per call).
  */
 async function main(argv, io) {
+  if (RUNS_GENES.includes(argv.slice(0, argv[0] === 'agent' ? 2 : 1).join(' ')) && !argv.includes('--help') && !argv.includes('-h')) {
+    require('../runtime/prestart').prestart()
+  }
+  const { parseArgs, wantsHelp } = require('./args')
   const { node, rest } = resolve(argv)
   let root = null
   try {

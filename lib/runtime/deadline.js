@@ -6,13 +6,11 @@
 // Ctrl-C stops every gene at once (a WASM gene through the sandbox, a Node gene with its
 // thread), prints one line and exits 130.
 
-const path = require('node:path')
-const { Worker } = require('node:worker_threads')
 const native = require('../native')
+const { takePrestarted, spawnGeneThread } = require('./prestart')
 const { CliError } = require('../cli/errors')
 const { TIMEOUT, failureOf, geneFailure, GeneTimeout, InvalidInput, SchemaTimeout } = require('./failures')
 
-const WORKER = path.join(__dirname, 'worker.js')
 /** The exit status of a command stopped by SIGINT (128 + 2), as shells report it. */
 const INTERRUPTED_STATUS = 130
 
@@ -57,7 +55,7 @@ class GeneWorker {
   }
 
   #spawn() {
-    const worker = new Worker(WORKER, { stdout: true, stderr: true })
+    const worker = takePrestarted() || spawnGeneThread()
     for (const stream of [worker.stdout, worker.stderr]) {
       stream.pipe(process.stderr, { end: false })
       this.#streams.push(new Promise((resolve) => stream.once('end', resolve).once('close', resolve)))

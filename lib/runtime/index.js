@@ -16,10 +16,7 @@ const { readFitnessState, writeFitnessState } = require('../formats/fitness-stat
 const { evaluate } = require('./composition')
 const { runTryPool } = require('./try-pool')
 
-/** R-RUN-8: the run limit of upstream's sandbox (max_execution_time_ms 60000), in seconds. */
-const DEFAULT_TIMEOUT_SECONDS = 60
-/** R-RUN-7: the input of `agent run` and `run` without --input, as upstream's. */
-const DEFAULT_INPUT = Object.freeze({ name: 'world' })
+const { DEFAULT_TIMEOUT_SECONDS, DEFAULT_INPUT } = require('./defaults')
 /** How much of an input or output a --verbose step line shows. */
 const PREVIEW = 150
 
@@ -123,7 +120,9 @@ function geneRunner({ gene, memory, seconds }) {
     /** Runs on `input`; `options.seconds` gives this run its own timeout. */
     run: (input, options = {}) => worker.run(gene, input, { deadline: deadline(options.seconds || seconds), seconds: options.seconds || seconds }),
     check: (schema, value, s) => checkWithin(schema, value, s || seconds),
-    compile: (schema) => checkWithin(schema, undefined),
+    // Compiling a schema of the gene's own files checks no untrusted value: bounded, but not by
+    // a case's timeout, which a slow machine could spend starting the thread.
+    compile: (schema) => checkWithin(schema, undefined, Math.max(seconds, DEFAULT_TIMEOUT_SECONDS)),
     close: () => worker.close(),
   }
 }

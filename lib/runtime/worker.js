@@ -15,12 +15,30 @@
 // (the gene failed), `{ ok: false, stopped }` (the sandbox stopped a WASM gene: `timeout` or
 // `interrupted`) or `{ ok: false, error }` (it could not be loaded: a message for the user).
 
-const { parentPort } = require('node:worker_threads')
+const { parentPort, workerData } = require('node:worker_threads')
+
+/**
+ * A thread started before its first request (prestart.js) registers the module hooks genes are
+ * imported through now, while the main thread is busy: the hooks run on a thread of their own
+ * that takes a while to start, so it starts first, before this thread loads anything else.
+ * Anything that fails here fails again, and is reported, at load.
+ */
+function warm() {
+  try {
+    const { findProjectRoot } = require('../formats/project-config')
+    require('../cli/gene-loader').install(findProjectRoot(process.cwd()))
+  } catch {
+    // reported by the first load
+  }
+}
+
+if (workerData && workerData.warm) warm()
+
 const { loadGene } = require('./genes')
 const { Failure, Stopped } = require('./wasm-host')
 const { thrownFailure } = require('./failures')
 const { CliError, describeError } = require('../cli/errors')
-const { compileSchema } = require('../json-schema')
+const { compileSchema, schemaCacheDirOf } = require('../json-schema')
 const { geneSchemas } = require('./schemas')
 
 // What a gene writes to process.stdout or process.stderr (console.log included) travels to the
@@ -93,8 +111,8 @@ for (const stream of [process.stdout, process.stderr]) {
   }
 }
 
-const loaded = new Map()
 
+const loaded = new Map()
 async function load(gene, deadline) {
   // By folder and file: `--no-sandbox` runs the source of a gene that is also compiled.
   const key = `${gene.dir}\0${gene.wasm || gene.entry}`
@@ -112,17 +130,17 @@ async function load(gene, deadline) {
  * thread: a check of an untrusted value is bounded by the request's deadline like a gene's run.
  */
 function check({ gene, schema, value }) {
-  const validate = typeof schema === 'string' ? geneSchemas(gene)[schema] : caseSchema(schema)
+  const validate = typeof schema === 'string' ? geneSchemas(gene)[schema] : caseSchema(schema, gene)
   return validate(value === undefined ? null : JSON.parse(value))
 }
 
 const caseSchemas = new Map()
 
-function caseSchema({ schema, where }) {
+function caseSchema({ schema, where }, gene) {
   const key = `${where}\0${JSON.stringify(schema)}`
   let validate = caseSchemas.get(key)
   if (!validate) {
-    validate = compileSchema(schema, where)
+    validate = compileSchema(schema, where, { cacheDir: gene.root ? schemaCacheDirOf(gene.root) : null })
     caseSchemas.set(key, validate)
   }
   return validate
