@@ -111,9 +111,13 @@ function problemsText(problems, max = 3) {
   return problems.length > max ? `${shown}; and ${problems.length - max} more` : shown
 }
 
-/** The schema cache folder of the project at `root`. */
+/**
+ * The schema cache folder of the project at `root`, or null when the project has no `.rotifer`
+ * folder yet: the cache never makes one (`rotifer run` of a JavaScript gene touches no file).
+ */
 function schemaCacheDirOf(root) {
-  return path.join(root, '.rotifer', 'cache', 'schemas')
+  const state = path.join(root, '.rotifer')
+  return fs.existsSync(state) ? path.join(state, 'cache', 'schemas') : null
 }
 
 module.exports = { compileSchema, problemsText, schemaCacheDirOf }
