@@ -61,3 +61,19 @@ test('agent run of an unknown agent ends at once: the thread started early keeps
   const bad = rotifer(root, 'run', 'g', '--input', '{')
   assert.equal(bad.status, 2)
 })
+
+test('genes that import nothing load without the module hooks; a top-level await or export syntax in .js still runs', (t) => {
+  const root = makeProject(t)
+  addGene(root, 'plain', { 'index.ts': 'export async function express(input: { n: number }) { return { n: input.n + 1 } }\n' })
+  addGene(root, 'awaits', { 'index.ts': 'const base: number = await Promise.resolve(40)\nexport function express(input: { n: number }) { return { n: input.n + base } }\n' })
+  addGene(root, 'esm', { 'index.js': 'export default function express(input) { return { n: -input.n } }\n' })
+  addGene(root, 'where', { 'index.ts': 'export function express() {\n  throw new Error("line two")\n}\n' })
+  const out = (gene) => JSON.parse(rotifer(root, 'run', gene, '--input', '{"n":2}').stdout)
+  assert.deepEqual(out('plain'), { n: 3 })
+  assert.deepEqual(out('awaits'), { n: 42 })
+  assert.deepEqual(out('esm'), { n: -2 })
+  // A failure still points at the line of the .ts file as written.
+  const r = rotifer(root, 'run', 'where', '--input', '{}')
+  assert.equal(r.status, 1)
+  assert.match(oneErrorLine(r), /line two \(at genes\/where\/index\.ts:2:\d+\)/)
+})

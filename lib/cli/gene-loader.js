@@ -13,6 +13,12 @@
 //   imports is the very class `ctx.memory` throws, even in a project that does not install it.
 // ES modules get this from the hooks in gene-hooks.mjs; CommonJS files (a gene's `require`)
 // from the require hooks below. Source maps are enabled so a failure points at the `.ts` line.
+//
+// The ES module hooks run on a thread of their own (Node 20's `module.register`), which takes
+// as long to start as a thread: a gene whose entry imports nothing (no `import` anywhere in its
+// source: the gene `rotifer init` writes) is loaded with `require` instead, its `.ts` through the
+// require hook, so no hooks thread is started for it (one that does not compile as CommonJS,
+// such as one with a top-level `await`, is imported as above).
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -27,6 +33,7 @@ const MEMORY_REQUEST = '@rotifer/playground/memory'
 
 const genesDirs = new Set()
 let installed = false
+let requireHooks = false
 let cacheDir = null
 
 function isGeneSource(filename) {
@@ -35,16 +42,26 @@ function isGeneSource(filename) {
   return false
 }
 
-/** Hooks for this thread; the transpile cache is that of the first project loaded from. */
+/**
+ * Hooks for this thread, ES modules' and CommonJS's; the transpile cache is that of the first
+ * project loaded from.
+ */
 function install(root) {
   if (installed) return
   if (typeof Module.register !== 'function') {
     throw new CliError(`genes need Node.js 20.6 or later (module hooks); this is ${process.version}`)
   }
   installed = true
+  installRequireHooks(root)
+  Module.register(pathToFileURL(path.join(__dirname, 'gene-hooks.mjs')), { data: { memoryUrl: MEMORY_ESM, cacheDir } })
+}
+
+/** The CommonJS hooks alone (in this thread, nothing to start). */
+function installRequireHooks(root) {
+  if (requireHooks) return
+  requireHooks = true
   cacheDir = cacheDirOf(root)
   process.setSourceMapsEnabled(true)
-  Module.register(pathToFileURL(path.join(__dirname, 'gene-hooks.mjs')), { data: { memoryUrl: MEMORY_ESM, cacheDir } })
 
   // CommonJS: what a gene's `require` reaches.
   const resolve = Module._resolveFilename
@@ -102,10 +119,15 @@ function expressOf(ns) {
  */
 async function loadExpress(gene) {
   genesDirs.add(path.dirname(gene.dir))
-  install(gene.root)
   let ns
   try {
-    ns = await import(pathToFileURL(gene.entry).href)
+    if (importsNothing(gene)) {
+      installRequireHooks(gene.root)
+      ns = require(gene.entry)
+    } else {
+      install(gene.root)
+      ns = await import(pathToFileURL(gene.entry).href)
+    }
   } catch (e) {
     if (e instanceof CliError) throw e
     const where = locate(e, gene.dir)
@@ -118,4 +140,24 @@ async function loadExpress(gene) {
   return express
 }
 
-module.exports = { install, loadExpress, locate, displayPath }
+/**
+ * True when `gene` can be loaded with `require`: its entry is a `.ts` or `.js` file with no
+ * `import` anywhere in it (not even in a comment: the test is plain, and errs towards
+ * importing), so nothing it loads needs the ES module hooks, and it compiles as CommonJS (a
+ * `.ts` file once transpiled; a top-level `await` does not). Nothing of the gene runs here.
+ */
+function importsNothing(gene) {
+  const entry = gene.entry
+  if (!entry.endsWith('.ts') && !entry.endsWith('.js')) return false
+  try {
+    const source = fs.readFileSync(entry, 'utf8')
+    if (/\bimport\b/.test(source)) return false
+    const code = entry.endsWith('.ts') ? transpile(source, entry, 'cjs', cacheDirOf(gene.root)) : source
+    return parsesAsCommonJs(code, entry)
+  } catch {
+    // Unreadable, or not valid TypeScript: the import says why.
+    return false
+  }
+}
+
+module.exports = { install, loadExpress, locate, displayPath, importsNothing }

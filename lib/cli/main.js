@@ -222,7 +222,7 @@ function helpOf(node) {
  */
 async function main(argv, io) {
   if (RUNS_GENES.includes(argv.slice(0, argv[0] === 'agent' ? 2 : 1).join(' ')) && !argv.includes('--help') && !argv.includes('-h')) {
-    require('../runtime/prestart').prestart()
+    require('../runtime/prestart').prestart(argv)
   }
   const { parseArgs, wantsHelp } = require('./args')
   const { node, rest } = resolve(argv)

@@ -15,10 +15,10 @@ const WORKER = path.join(__dirname, 'worker.js')
 
 let waiting = null
 
-/** Starts the worker's thread now, warming up in the project of `cwd`. */
-function prestart() {
+/** Starts the worker's thread now, to get ready for the command line `argv`. */
+function prestart(argv) {
   if (waiting) return
-  const w = spawnGeneThread({ warm: true })
+  const w = spawnGeneThread({ warm: true, argv })
   w.unref()
   // A thread that fails before it is taken is dropped; GeneWorker starts another, and reports
   // what goes wrong there.
@@ -31,8 +31,8 @@ function prestart() {
 }
 
 /** A new thread of worker.js; `warm`: it loads what genes need before the first request. */
-function spawnGeneThread({ warm = false } = {}) {
-  return new Worker(WORKER, { stdout: true, stderr: true, workerData: { warm } })
+function spawnGeneThread({ warm = false, argv = [] } = {}) {
+  return new Worker(WORKER, { stdout: true, stderr: true, workerData: { warm, argv } })
 }
 
 /** The prestarted thread, once, or null. */

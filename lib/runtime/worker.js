@@ -18,21 +18,44 @@
 const { parentPort, workerData } = require('node:worker_threads')
 
 /**
- * A thread started before its first request (prestart.js) registers the module hooks genes are
- * imported through now, while the main thread is busy: the hooks run on a thread of their own
- * that takes a while to start, so it starts first, before this thread loads anything else.
- * Anything that fails here fails again, and is reported, at load.
+ * A thread started before its first request (prestart.js) gets ready now, while the main thread
+ * is busy: it reads which genes the command will run (from `argv`, as the command will) and,
+ * unless every one of them is compiled or imports nothing (gene-loader.js), registers the ES
+ * module hooks, whose thread takes a while to start, so that it starts first. Anything that
+ * fails here fails again, and is reported, at load.
  */
-function warm() {
+function warm(argv) {
   try {
     const { findProjectRoot } = require('../formats/project-config')
-    require('../cli/gene-loader').install(findProjectRoot(process.cwd()))
+    const loader = require('../cli/gene-loader')
+    const root = findProjectRoot(process.cwd())
+    const genes = genesOf(root, argv)
+    if (genes === null || !genes.every((g) => g.wasm || loader.importsNothing(g))) loader.install(root)
   } catch {
     // reported by the first load
   }
 }
 
-if (workerData && workerData.warm) warm()
+/** The genes `rotifer agent run <agent>`, `run <gene>` or `test <gene>` will load; null if unsure. */
+function genesOf(root, argv) {
+  const { readGene, sourceOnly } = require('../cli/project')
+  const words = argv.filter((a) => !a.startsWith('-'))
+  const source = argv.includes('--no-sandbox')
+  const read = (name) => (source ? sourceOnly(readGene(root, name)) : readGene(root, name))
+  // Only when the name is the word right after the command (no option between them).
+  if (argv[0] === 'agent' && argv[1] === 'run' && words[2] === argv[2] && argv[2] !== undefined) {
+    const { findAgent } = require('../cli/agents')
+    const { leaves } = require('../formats/composition')
+    return leaves(findAgent(root, argv[2]).plan).map(read)
+  }
+  if ((argv[0] === 'run' || argv[0] === 'test') && words[1] === argv[1] && argv[1] !== undefined) {
+    // `test` runs the gene's source unless it is compiled, as `run` does.
+    return [read(argv[1])]
+  }
+  return null
+}
+
+if (workerData && workerData.warm) warm(workerData.argv || [])
 
 const { loadGene } = require('./genes')
 const { Failure, Stopped } = require('./wasm-host')
