@@ -13,8 +13,6 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const vm = require('node:vm')
-const { createHash } = require('node:crypto')
 const { CliError } = require('./cli/errors')
 
 /** Bump when the options or the way validators are cached change: old files stop matching. */
@@ -70,7 +68,7 @@ let ajvVersion = null
 
 function cacheKey(schema) {
   ajvVersion = ajvVersion || require('ajv/package.json').version
-  return createHash('sha256').update(JSON.stringify([CACHE_FORMAT, ajvVersion, OPTIONS, schema])).digest('hex')
+  return require('node:crypto').createHash('sha256').update(JSON.stringify([CACHE_FORMAT, ajvVersion, OPTIONS, schema])).digest('hex')
 }
 
 /** What cached validator code may require: Ajv's runtime helpers, nothing else. */
@@ -86,7 +84,7 @@ function cachedValidator(file) {
   if (code === null) return null
   try {
     const module = { exports: {} }
-    vm.compileFunction(code, ['require', 'module', 'exports'], { filename: file })(runtimeRequire, module, module.exports)
+    require('node:vm').compileFunction(code, ['require', 'module', 'exports'], { filename: file })(runtimeRequire, module, module.exports)
     return typeof module.exports === 'function' ? module.exports : null
   } catch {
     return null

@@ -63,7 +63,10 @@ class GeneWorker {
     worker.on('message', (reply) => {
       if (typeof reply.written === 'string') process.stderr.write(reply.written)
       else if (reply.dropped) this.#dropped = reply.dropped
-      else if (reply.phase) this.#phase = reply.phase
+      else if (reply.phase) {
+        this.#phase = reply.phase
+        if (this.#pending && this.#pending.onPhase) this.#pending.onPhase(reply.phase)
+      }
       else this.#settle(worker, (p) => p.resolve(reply))
     })
     worker.on('error', (e) => this.#settle(worker, (p) => p.reject(new Stopped(`its thread stopped on an uncaught error: ${e && e.message ? e.message : String(e)}`)), true))
@@ -109,21 +112,28 @@ class GeneWorker {
   /**
    * Sends `request` about `gene` and waits for the reply until `deadline` (ms since the epoch).
    * At the deadline the thread is stopped: `onTimeout(phase)` says what to throw (`phase`: what
-   * the worker said it was doing, `check` or `run`).
+   * the worker said it was doing, `check` or `run`). With `checkMs`, the deadline is only an
+   * outer bound: once the worker says the check starts, it has `checkMs` from then.
    */
-  #request(gene, request, deadline, onTimeout) {
+  #request(gene, request, deadline, onTimeout, { checkMs = null } = {}) {
     const worker = this.#worker || this.#spawn()
     worker.ref()
     this.#phase = null
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const expire = () => {
         this.#pending = null
         this.#stop()
         reject(onTimeout(this.#phase))
-      }, Math.max(0, deadline - Date.now()))
+      }
+      let timer = setTimeout(expire, Math.max(0, deadline - Date.now()))
       this.#pending = {
         resolve: (reply) => { clearTimeout(timer); worker.unref(); resolve(reply) },
         reject: (e) => { clearTimeout(timer); reject(e) },
+        onPhase: checkMs === null ? null : (phase) => {
+          if (phase !== 'check') return
+          clearTimeout(timer)
+          timer = setTimeout(expire, checkMs)
+        },
       }
       worker.postMessage({ ...request, gene: plainGene(gene) })
     }).finally(() => this.#tellDropped()).catch((e) => {
@@ -166,12 +176,13 @@ class GeneWorker {
    * Checks `value` (a JSON value; undefined: only compile) against `schema` of `gene` in the
    * thread: `'input'`, `'output'`, or `{ schema, where }` (a test case's expectedSchema, `where`
    * naming it). Returns null when it conforms, else its problems; an invalid schema throws a
-   * CliError naming it. Past `deadline` the thread is stopped and SchemaTimeout thrown, naming
-   * `what` and `seconds`.
+   * CliError naming it. The check itself has `seconds` from when it starts (the thread's start
+   * and the compiling are bounded by `deadline`): then the thread is stopped and SchemaTimeout
+   * thrown, naming `what`.
    */
   async check(gene, schema, value, { deadline, seconds = this.seconds, what }) {
     const request = { op: 'check', schema, value: value === undefined ? undefined : JSON.stringify(value) }
-    const reply = await this.#request(gene, request, deadline, () => new SchemaTimeout(what, seconds))
+    const reply = await this.#request(gene, request, deadline, () => new SchemaTimeout(what, seconds), { checkMs: seconds * 1000 })
     if (!reply.ok) throw new CliError(reply.error || reply.failure.text)
     return reply.problems
   }

@@ -114,15 +114,16 @@ function schemaName(gene, schema) {
 function geneRunner({ gene, memory, seconds }) {
   const worker = new GeneWorker({ memory, seconds })
   const deadline = (s) => Date.now() + s * 1000
-  const checkWithin = (schema, value, s = seconds) => worker.check(gene, schema, value, { deadline: deadline(s), seconds: s, what: schemaName(gene, schema) })
+  // The check has `s` seconds from when it starts; starting the thread and compiling the schema
+  // are bounded apart, by the default timeout or a longer `seconds`.
+  const outer = () => deadline(Math.max(seconds, DEFAULT_TIMEOUT_SECONDS))
+  const checkWithin = (schema, value, s = seconds) => worker.check(gene, schema, value, { deadline: outer(), seconds: s, what: schemaName(gene, schema) })
   return {
     load: () => worker.load(gene, deadline(seconds)),
     /** Runs on `input`; `options.seconds` gives this run its own timeout. */
     run: (input, options = {}) => worker.run(gene, input, { deadline: deadline(options.seconds || seconds), seconds: options.seconds || seconds }),
     check: (schema, value, s) => checkWithin(schema, value, s || seconds),
-    // Compiling a schema of the gene's own files checks no untrusted value: bounded, but not by
-    // a case's timeout, which a slow machine could spend starting the thread.
-    compile: (schema) => checkWithin(schema, undefined, Math.max(seconds, DEFAULT_TIMEOUT_SECONDS)),
+    compile: (schema) => checkWithin(schema, undefined),
     close: () => worker.close(),
   }
 }

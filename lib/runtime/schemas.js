@@ -22,9 +22,15 @@ function geneSchemas(gene) {
     const cache = { cacheDir: gene.root ? schemaCacheDirOf(gene.root) : null }
     let input = null
     let output = null
+    const make = {
+      input: () => (input = input || compileSchema(gene.phenotype.inputSchema, where('inputSchema'), cache)),
+      output: () => (output = output || compileSchema(gene.phenotype.outputSchema, where('outputSchema'), cache)),
+    }
     entry = {
-      input: (value) => (input = input || compileSchema(gene.phenotype.inputSchema, where('inputSchema'), cache))(value),
-      output: (value) => (output = output || compileSchema(gene.phenotype.outputSchema, where('outputSchema'), cache))(value),
+      input: (value) => make.input()(value),
+      output: (value) => make.output()(value),
+      /** The check of `'input'` or `'output'`, compiled now. */
+      compiled: (kind) => make[kind](),
     }
     compiled.set(key, entry)
   }
