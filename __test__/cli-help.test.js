@@ -5,7 +5,7 @@ const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const { rotifer, makeProject, oneErrorLine } = require('./cli-harness')
+const { REPO, rotifer, makeProject, oneErrorLine } = require('./cli-harness')
 
 /** The help's `Usage:` lines with their wrapped continuations joined: one line per form. */
 function unwrapUsage(help) {
@@ -131,4 +131,13 @@ test('a wrong command line is one error line and exit code 2', (t) => {
     assert.equal(r.stdout, '')
     assert.match(oneErrorLine(r), message)
   }
+})
+
+test("rotifer --help's summaries are the commands' own", () => {
+  const { tree } = require('../lib/cli/main')
+  for (const [name, summary] of Object.entries(tree.summaries)) {
+    assert.equal(summary, tree.commands[name].summary, name)
+  }
+  const r = rotifer(REPO, '--help')
+  for (const summary of Object.values(tree.summaries)) assert.ok(r.stdout.replace(/\s+/g, ' ').includes(summary.split(' ').slice(0, 4).join(' ')), summary)
 })

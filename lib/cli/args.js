@@ -15,7 +15,7 @@
 // except a `list` option, whose every word and repetition adds values (`-g a -g b`).
 
 const { UsageError } = require('./errors')
-const { didYouMean } = require('./suggest')
+const didYouMean = (...args) => require('./suggest').didYouMean(...args)
 
 /** Thrown by `tokenize` when the last word is an option that needs a value. */
 class MissingValue extends Error {

@@ -59,12 +59,22 @@ const tree = {
         get id() { return load('./commands/gene').id },
       },
     },
+    // (Their summaries are in `summaries` below too, so that `rotifer --help` loads none of them.)
     get init() { return load('./commands/init').init },
     get list() { return load('./commands/gene').list },
     get wrap() { return load('./commands/wrap').wrap },
     get compile() { return load('./commands/compile').compile },
     get run() { return load('./commands/run').run },
     get test() { return load('./commands/test').test },
+  },
+  /** What `rotifer --help` says of the commands above; a test holds them to the commands' own. */
+  summaries: {
+    init: 'create a new project: rotifer.json and the genes folder with an example gene',
+    list: "list the project's genes: name, domain, fidelity, compiled or not, and Gene ID (v2)",
+    wrap: "write a gene's phenotype.json (fidelity Wrapped) and print its Gene ID (v2)",
+    compile: 'compile a gene into gene.ir.wasm (or --check it) and print its Gene ID (v2)',
+    run: 'run one gene on its own, outside any agent (memory calls are denied)',
+    test: "run a gene's test suite (or the standard checks) against a fresh test memory",
   },
 }
 
@@ -187,7 +197,7 @@ function groupHelp(node) {
     h.boxWrap(node.summary.charAt(0).toUpperCase() + node.summary.slice(1) + '.', h.helpWidth),
     '',
     'Commands:',
-    ...items(h, names.map((n) => [n, node.commands[n].summary])),
+    ...items(h, names.map((n) => [n, (node.summaries && node.summaries[n]) || node.commands[n].summary])),
     '',
     h.boxWrap(`Run "${fullName(node)} <command> --help" for the options of a command.` +
       (node === tree ? ' The project root is the nearest folder upwards holding rotifer.json, else the current folder.' : ''), h.helpWidth),
