@@ -134,8 +134,8 @@ for (const stream of [process.stdout, process.stderr]) {
   }
 }
 
-
 const loaded = new Map()
+
 async function load(gene, deadline) {
   // By folder and file: `--no-sandbox` runs the source of a gene that is also compiled.
   const key = `${gene.dir}\0${gene.wasm || gene.entry}`
