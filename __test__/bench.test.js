@@ -82,6 +82,12 @@ test('bench/run.js --quick prints every row with a ratio and a verdict and write
       const row = results.rows.find((r) => r.id === id)
       assert.ok(Number.isFinite(row.copyRatio) && row.copyRatio > 0, `${id}: ratio against the schema copy ${row.copyRatio}`)
     }
+    // The start-up rows: a whole rotifer process against node -e 0.
+    for (const [id, limit] of Object.entries({ 'startup-agent-run-ts': 1.5, 'startup-agent-run-wasm': 1.5, 'startup-help': 1.2 })) {
+      const row = results.rows.find((r) => r.id === id)
+      assert.equal(row.limit, limit, `${id}: target`)
+      assert.match(row.baselineIs, /^node -e 0/)
+    }
     // The test memory's target is 1 ms, as a ratio to the fresh better-sqlite3 database's time.
     const tm = results.rows.find((r) => r.id === 'test-memory')
     assert.ok(Math.abs(tm.limit - 1000 / tm.baseline) < 0.001 + tm.limit * 0.001, `test-memory: limit ${tm.limit} for a baseline of ${tm.baseline} µs`)
