@@ -173,6 +173,29 @@ export declare class GeneMemoryAccess {
 export interface GeneContext {
   /** This gene's view of its agent's memory (every call is denied when the gene runs alone). */
   memory: GeneMemoryAccess
+  /**
+   * The network of a Hybrid gene (phenotype `"fidelity": "Hybrid"` with a `network` block), as
+   * upstream's gateway gives it; absent for every other gene. Only hosts `network.allowedDomains`
+   * names are reached, each request is stopped after `network.maxTimeoutMs`, a body is cut at
+   * `network.maxResponseBytes` (`isTruncated`), at most `network.maxRequestsPerMin` start in 60 s.
+   * A refused request rejects with an error whose `code` is `DOMAIN_BLOCKED`, `RATE_LIMITED`,
+   * `TIMEOUT` or `NETWORK_ERROR`; redirects are not followed.
+   */
+  gatewayFetch?: GatewayFetch | undefined
+}
+
+/** `ctx.gatewayFetch(url, { method, headers, body })`; `method` defaults to `POST`. */
+export type GatewayFetch = (
+  url: string,
+  options?: { method?: string | undefined; headers?: Record<string, string> | undefined; body?: string | undefined },
+) => Promise<GatewayResponse>
+
+/** What `ctx.gatewayFetch` resolves to: the body as text, cut at the phenotype's bound. */
+export interface GatewayResponse {
+  status: number
+  headers: Record<string, string>
+  body: string
+  isTruncated: boolean
 }
 
 /** Creates (or reconfigures) an agent's memory with a quota (default 10 MB) and a data policy. */
@@ -376,13 +399,13 @@ export declare function readAgentAuditLog(options: { agentId: string; root?: str
  */
 export declare function listAgentMemoryPage(options: {
   agentId: string
-  root?: string
-  category?: MemoryCategory
-  keyPrefix?: string
-  after?: string | null
-  limit?: number
-  totals?: boolean
-  now?: () => number
+  root?: string | undefined
+  category?: MemoryCategory | undefined
+  keyPrefix?: string | undefined
+  after?: string | null | undefined
+  limit?: number | undefined
+  totals?: boolean | undefined
+  now?: (() => number) | undefined
 }): {
   entries: MemoryListing[]
   more: boolean
@@ -415,7 +438,7 @@ export interface AgentAuditLogReader {
   poll(): number
 }
 
-export declare function openAgentAuditLog(options: { agentId: string; root?: string; follow?: boolean }): AgentAuditLogReader
+export declare function openAgentAuditLog(options: { agentId: string; root?: string | undefined; follow?: boolean | undefined }): AgentAuditLogReader
 
 /** An ephemeral memory for tests: empty, shared by all handles, deleted on `dispose()` or exit. */
 export interface TestMemory {

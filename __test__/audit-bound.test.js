@@ -165,3 +165,86 @@ test('a request in shared WASM memory is refused by its length before it is copi
   assert.match(message, /5242880 bytes; a request may be at most 4194304 bytes/)
   assert.ok(small > 0, `the small request was answered (${small})`)
 })
+
+/** Every audit file of the project: the log, its rotated files and the kept file. */
+function auditFiles(root) {
+  const dir = path.join(root, '.rotifer')
+  return fs.readdirSync(dir).filter((f) => /^audit(\.\d+|\.kept)?\.jsonl$/.test(f)).map((f) => ({ name: f, size: fs.statSync(path.join(dir, f)).size }))
+}
+
+test("a WASM gene rewriting a 1 KiB key of U+0001 never removes another agent's lines, and each change costs a bounded line (R-AUD-3, R-AUD-7)", (t) => {
+  const root = tempRoot(t)
+  // Small files, so that the flood rotates through them many times.
+  fs.writeFileSync(path.join(root, 'rotifer.json'), JSON.stringify({ audit: { maxSize: '16KB', keep: 2, keepPerAgent: '64KB' } }))
+  memory.createAgentMemory({ agentId: 'quiet', root })
+  memory.createAgentMemory({ agentId: AGENT, root })
+  const quiet = new memory.GeneMemoryAccess({ agentId: 'quiet', geneId: geneId('quiet'), root })
+  for (let i = 0; i < 15; i++) quiet.writeMemory(`q${i}`, new Uint8Array(1), 'CACHE')
+  const quietLines = () => memory.readAgentAuditLog({ agentId: 'quiet', root }).lines
+  assert.equal(quietLines().length, 15)
+  const M = 4000
+  const result = inChild(root, async (memory, root, N, KEY, AGENT, geneId) => {
+    const wabt = await require('wabt')()
+    // Two requests (values AA== and AQ==) at 0 and 8192, sent in turn `n` times: no kept
+    // response answers a retry, each is a real update.
+    const mod = wabt.parseWat('flood.wat', `(module
+      (import "rotifer" "writeMemory" (func $write (param i32 i32 i32 i32) (result i32)))
+      (memory (export "memory") 1)
+      (func (export "flood") (param $len i32) (param $n i32) (result i32) (local $ok i32)
+        (loop $again
+          (if (i32.gt_s (call $write (i32.mul (i32.and (local.get $n) (i32.const 1)) (i32.const 8192)) (local.get $len) (i32.const 16384) (i32.const 32768)) (i32.const 0))
+            (then (local.set $ok (i32.add (local.get $ok) (i32.const 1)))))
+          (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+          (br_if $again (i32.gt_s (local.get $n) (i32.const 0))))
+        (local.get $ok)))`)
+    let instance
+    const rotifer = memory.createMemoryImports({ agentId: AGENT, geneId: geneId('flood'), root }, () => instance.exports.memory)
+    ;({ instance } = await WebAssembly.instantiate(mod.toBinary({}).buffer, { rotifer }))
+    const request = (value) => new TextEncoder().encode(JSON.stringify({ key: KEY, value, category: 'CACHE' }))
+    const [a, b] = [request('AA=='), request('AQ==')]
+    new Uint8Array(instance.exports.memory.buffer).set(a, 0)
+    new Uint8Array(instance.exports.memory.buffer).set(b, 8192)
+    return instance.exports.flood(a.length, 4000)
+  })
+  assert.equal(result, M, 'every write succeeded')
+  // The other agent's lines are all still there, and judged committed.
+  const lines = quietLines()
+  assert.deepEqual(lines.map((l) => l.key), Array.from({ length: 15 }, (_, i) => `q${i}`))
+  assert.ok(lines.every((l) => l.committed === true))
+  // The flood's lines: bounded each (6.8 KB before), its newest kept, none missing in between.
+  const flood = memory.readAgentAuditLog({ agentId: AGENT, root }).lines
+  assert.ok(flood.length > 64 && flood.length < M, `${flood.length} lines of the flood kept`)
+  assert.equal(flood.at(-1).tx, M)
+  assert.ok(flood.every((l, i) => i === 0 || l.tx === flood[i - 1].tx + 1), 'contiguous')
+  for (const l of flood) {
+    assert.equal(l.keyBytes, 1024)
+    assert.ok(Buffer.byteLength(JSON.stringify(l)) < 700, `${Buffer.byteLength(JSON.stringify(l))} bytes`)
+  }
+  // Disk: keep + 1 files of about 16 KB, and 64 KB per agent kept.
+  const files = auditFiles(root)
+  const total = files.reduce((n, f) => n + f.size, 0)
+  assert.ok(files.some((f) => f.name === 'audit.kept.jsonl'), JSON.stringify(files))
+  assert.ok(total < 3 * 17 * 1024 + 2 * 64 * 1024 + 1024, `${total} bytes in ${JSON.stringify(files)}`)
+})
+
+
+test('rotifer agent memory log --key-prefix finds a change line whose long key is shown cut (R-AUD-3)', (t) => {
+  const { rotifer, json, makeProject, addGene, PROBE, createAgent } = require('./cli-harness')
+  const root = makeProject(t)
+  addGene(root, 'probe', { 'index.js': PROBE })
+  const agent = createAgent(root, 'a1', ['probe'])
+  const m = new memory.GeneMemoryAccess({ agentId: agent.id, geneId: geneId('long'), root })
+  const long = 'notes/' + '\u0001'.repeat(600)
+  m.writeMemory(long, new Uint8Array(1), 'CACHE')
+  m.writeMemory('other', new Uint8Array(1), 'CACHE')
+  const log = (prefix) => json(rotifer(root, 'agent', 'memory', 'log', 'a1', '--json', '--key-prefix', prefix))
+  const [line] = log('notes/\u0001\u0001')
+  assert.equal(line.keyBytes, Buffer.byteLength(long))
+  assert.ok(line.key.endsWith('…') && long.startsWith(line.key.slice(0, -1)), line.key)
+  assert.ok(Buffer.byteLength(JSON.stringify(line.key)) <= 256 + 2, 'at most 256 bytes of JSON')
+  assert.deepEqual(log('notes/').map((l) => l.keyBytes), [Buffer.byteLength(long)])
+  // A prefix longer than what the line shows may still match it; one that disagrees does not.
+  assert.equal(log(long).length, 1)
+  assert.equal(log('notes/x').length, 0)
+  assert.deepEqual(log('oth').map((l) => l.key), ['other'])
+})

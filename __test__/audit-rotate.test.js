@@ -58,15 +58,19 @@ test('R-AUD-7: two processes writing through rotations: every line in order, non
   assert.deepEqual(txs, [...txs].sort((x, y) => x - y))
 })
 
-test('R-AUD-7: past keep rotated files the oldest is dropped; the rest stays readable', async (t) => {
-  const { root, agent } = project(t, { maxSize: '2KB', keep: 2 })
+test('R-AUD-7: past keep rotated files the oldest is dropped but for the agent\'s latest keepPerAgent bytes; the rest stays readable', async (t) => {
+  const { root, agent } = project(t, { maxSize: '2KB', keep: 2, keepPerAgent: '1KB' })
   await writer(root, agent.id, 'a', 120)
   assert.deepEqual(auditFiles(root).sort(), ['audit.1.jsonl', 'audit.2.jsonl', 'audit.jsonl'])
   const keys = json(rotifer(root, 'agent', 'memory', 'log', 'a1', '--json')).map((l) => l.key)
   assert.ok(keys.length > 5 && keys.length < 120, `${keys.length} lines kept`)
-  // What is kept is the newest lines, with none missing in between.
+  // What is kept is the newest lines, with none missing in between: the files' and, before
+  // them, at most 1 KB of the agent's lines from the files that went.
   const first = Number(keys[0].slice(1))
   assert.deepEqual(keys, Array.from({ length: 120 - first }, (_, i) => 'a' + String(first + i).padStart(4, '0')))
+  const kept = fs.readFileSync(path.join(root, '.rotifer', 'audit.kept.jsonl'), 'utf8').split('\n').slice(1).filter(Boolean)
+  assert.ok(kept.length >= 1 && Buffer.byteLength(kept.join('\n')) <= 1024, `${kept.length} kept lines`)
+  assert.equal(JSON.parse(kept.at(-1)).key, keys[kept.length - 1], 'the kept lines come first')
 })
 
 test('R-AUD-7: a bad "audit" setting in rotifer.json names the file and the field', (t) => {

@@ -41,6 +41,8 @@ const EXPECTED_ROWS = [
   'sandbox-run-warm',
   'sandbox-reads',
   'sandbox-cpu',
+  'sandbox-fuel-iovecs',
+  'sandbox-fuel-queries',
   'test-memory',
   'cli-list-first',
   'cli-list-whole',

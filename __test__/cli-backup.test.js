@@ -146,3 +146,44 @@ test('restore refuses, changing nothing: another agent\'s backup, a file that is
   refused([path.join(root, 'none.db')], /cannot be read/)
   assert.equal(rotifer(root, 'agent', 'memory', 'restore', 'two').status, 2, 'the file is required')
 })
+
+test('restore refuses a backup holding what no write stores, changing nothing: sequence, times, retention, booleans, domain (R-HOST-1b)', (t) => {
+  const root = makeProject(t)
+  addGene(root, 'probe', { 'index.js': PROBE })
+  const one = createAgent(root, 'one', ['probe'])
+  const m = new memory.GeneMemoryAccess({ agentId: one.id, geneId: GENE, domain: 'd', root })
+  m.writeMemory('k', new Uint8Array(1), 'CONTEXT', undefined, { maxRetentionDays: 30, autoDeleteOnTermination: false, anonymizationSupported: false })
+  const good = path.join(root, 'one.db')
+  assert.equal(rotifer(root, 'agent', 'memory', 'backup', 'one', good).status, 0)
+  m.writeMemory('after', new Uint8Array(1), 'CONTEXT')
+  const lines = () => memory.readAgentAuditLog({ agentId: one.id, root }).lines.length
+  const before = lines()
+  const cases = [
+    ['UPDATE agent SET last_seq = 9223372036854775000', /last_seq/],
+    ['UPDATE entries SET updated_at = 9000000000000000000', /updated_at/],
+    ['UPDATE entries SET ret_days = -1', /ret_days/],
+    ['UPDATE entries SET ret_auto_delete = 7', /ret_auto_delete/],
+    ['UPDATE entries SET ret_anonymization = 9', /ret_anonymization/],
+    ["UPDATE entries SET creator_domain = '../../etc'", /creator_domain/],
+  ]
+  for (const [i, [sql, re]] of cases.entries()) {
+    const file = path.join(root, `bad-${i}.db`)
+    fs.copyFileSync(good, file)
+    const db = new Database(file)
+    db.exec(sql)
+    db.close()
+    const r = rotifer(root, 'agent', 'memory', 'restore', 'one', file)
+    assert.equal(r.status, 1, `${sql}: ${r.stderr}`)
+    const line = oneErrorLine(r)
+    assert.match(line, re, sql)
+    assert.match(line, /nothing was restored/, sql)
+    assert.deepEqual(memory.listAgentMemory({ agentId: one.id, root }).map((e) => e.key), ['after', 'k'], sql)
+    assert.equal(lines(), before, `${sql}: nothing audited`)
+  }
+  // The untouched backup restores, and the next write's tx follows the restore's.
+  assert.equal(rotifer(root, 'agent', 'memory', 'restore', 'one', good).status, 0)
+  m.writeMemory('next', new Uint8Array(1), 'CONTEXT')
+  const txs = memory.readAgentAuditLog({ agentId: one.id, root }).lines.map((l) => l.tx)
+  assert.ok(txs.every((tx) => Number.isSafeInteger(tx)))
+  assert.equal(txs.at(-1), txs.at(-2) + 1)
+})

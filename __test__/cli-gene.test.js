@@ -155,9 +155,9 @@ exports.express = function express(input, ctx) {
       '  FAIL  case 3: output differs',
       '      expected: {"before":null}',
       '      actual:   {"before":5}',
-      // null is outside the inputSchema ({"type": "object"}): refusing it, even by throwing, is
-      // handling it (upstream's rule for a negative case).
-      '  ok    case 4: throws (input outside the inputSchema: (root) must be object (rule "type"))',
+      // null is outside the inputSchema ({"type": "object"}): refused before the gene runs, as
+      // every run refuses it.
+      '  ok    case 4: throws (input outside the inputSchema: (root) must be object (rule "type"); refused, INVALID_INPUT)',
       '2 passed, 2 failed',
       '',
     ].join('\n'))

@@ -43,14 +43,17 @@ const COMMANDS = {
   'agent memory backup': /^Usage: rotifer agent memory backup <agent> <file> \[--json\]/,
   'agent memory restore': /^Usage: rotifer agent memory restore <agent> <file> \[--yes\] \[--json\]/,
   gene: /^Usage: rotifer gene <command>/,
-  'gene list': /^Usage: rotifer gene list \[--json\]/,
+  'gene list': /^Usage: rotifer gene list \[-d\|--domain <domain>\] \[--fidelity Wrapped\|Hybrid\|Native\|Unknown\] \[--json\]/,
   'gene id': /^Usage: rotifer gene id <gene>/,
-  init: /^Usage: rotifer init \[name\] \[--domain <domain>\] \[--fidelity Wrapped\|Hybrid\|Native\]/,
-  list: /^Usage: rotifer list \[--json\]/,
-  wrap: /^Usage: rotifer wrap <gene> \[-d\|--domain <domain>\] \[--fidelity Wrapped\|Hybrid\|Native\]/,
+  init: /^Usage: rotifer init \[name\|path\] \[--domain <domain>\] \[--fidelity Wrapped\|Hybrid\|Native\]/,
+  list: /^Usage: rotifer list \[-d\|--domain <domain>\] \[--fidelity Wrapped\|Hybrid\|Native\|Unknown\] \[--json\]/,
+  wrap: /^Usage: rotifer wrap <gene> \[-d\|--domain <domain>\] \[--fidelity Wrapped\|Hybrid\|Native\] \[--from-skill <path>\]/,
   compile: /^Usage: rotifer compile <gene> \[--check\] \[--wasm <path>\] \[--lang ts\|wasm\]/,
   run: /^Usage: rotifer run <gene> \[--input <json>\] \[--timeout <seconds>\] \[--no-sandbox\]/,
   test: /^Usage: rotifer test <gene>/,
+  hello: /^Usage: rotifer hello \[--template <id>\] \[--input <json> \| --file <path> \| --dir <path>\]/,
+  scan: /^Usage: rotifer scan \[path\] \[--skills\] \[--skills-path <dir>\]/,
+  doctor: /^Usage: rotifer doctor \[--json\]/,
 }
 
 test('--help on every command prints its usage, exits 0 and runs nothing', (t) => {
@@ -84,7 +87,7 @@ test('--help on every command prints its usage, exits 0 and runs nothing', (t) =
 test('a wrong command line is one error line and exit code 2', (t) => {
   const root = makeProject(t)
   const cases = [
-    [[], /^error: rotifer: missing command: agent, gene, init, list, wrap, compile, run or test/],
+    [[], /^error: rotifer: missing command: agent, gene, init, list, wrap, compile, run, test, hello, scan or doctor/],
     [['wrap', 'g', '-x'], /^error: rotifer wrap: unknown option -x/],
     [['wrap', 'g', '-d', 'Bad Domain'], /^error: rotifer wrap: invalid --domain "Bad Domain": use lower-case letters/],
     [['wrap', 'g', '--fidelity', 'Full'], /invalid --fidelity "Full": give Wrapped, Hybrid, Native/],

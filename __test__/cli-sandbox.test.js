@@ -78,7 +78,7 @@ describe('the sandbox', () => {
     addGene(root, 'ts', { 'index.ts': 'export function express(input: { name: string }) { return { hi: input.name } }' })
     const noJavy = rotiferWithEnv(root, { PATH: path.dirname(process.execPath) }, 'compile', 'ts')
     assert.equal(noJavy.status, 1)
-    assert.match(oneErrorLine(noJavy), /needs Javy, and no javy binary is on PATH: install Javy .*rotifer compile again/)
+    assert.match(oneErrorLine(noJavy), /needs Javy, and no javy binary is on PATH \(E0024\): install Javy .*rotifer compile again/)
   })
 
   test('with a javy on PATH, a TypeScript gene is compiled through it', async (t) => {
@@ -301,23 +301,20 @@ describe('the sandbox', () => {
     test(`Ctrl-C stops a running ${kind} gene at once: one line, exit 130, no temporary folder`, async (t) => {
       const root = makeProject(t)
       if (kind === 'wasm') {
-        // Writes a 512 KiB CACHE entry over and over: each write is real work for the store, so
-        // its fuel lasts for many seconds, and only the interrupt stops it in time.
-        const n = 699048
-        const pre = '{"key":"k","value":"'
-        const post = '","category":"CACHE"}'
-        const esc = (text) => text.replace(/"/g, '\\"')
+        // Logs "looping", then reads a key over and over: each read is a round trip into the
+        // store, so its fuel lasts for many seconds, and only the interrupt stops it in time.
         await addWasmGene(root, 'hang', `(module
-          (import "rotifer" "writeMemory" (func $w (param i32 i32 i32 i32) (result i32)))
-          (memory (export "memory") 64)
-          (data (i32.const 1024) "${esc(pre)}")
-          (data (i32.const ${1024 + pre.length + n}) "${esc(post)}")
+          (import "rotifer" "readMemory" (func $r (param i32 i32 i32 i32) (result i32)))
+          (import "rotifer" "log" (func $log (param i32 i32 i32)))
+          (memory (export "memory") 1)
+          (data (i32.const 100) "{\\"key\\":\\"k\\"}")
+          (data (i32.const 200) "looping")
           (func (export "express") (param i32 i32) (result i32)
-            (memory.fill (i32.const ${1024 + pre.length}) (i32.const 65) (i32.const ${n}))
-            (loop $l (drop (call $w (i32.const 1024) (i32.const ${pre.length + n + post.length}) (i32.const 2000000) (i32.const 1500000))) (br $l))
+            (call $log (i32.const 1) (i32.const 200) (i32.const 7))
+            (loop $l (drop (call $r (i32.const 100) (i32.const 11) (i32.const 4096) (i32.const 4096))) (br $l))
             (i32.const 0)))`)
       } else {
-        addGene(root, 'hang', { 'index.js': 'exports.express = () => { for (;;) {} }' })
+        addGene(root, 'hang', { 'index.js': 'exports.express = () => { console.log("[hang] info: looping"); for (;;) {} }' })
       }
       assert.equal(rotifer(root, 'agent', 'create', 'stuck', '--genes', 'hang', '--memory-quota=10MB').status, 0)
       const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-sigint-'))
@@ -326,16 +323,20 @@ describe('the sandbox', () => {
       let stderr = ''
       child.stderr.on('data', (d) => (stderr += d))
       const exited = new Promise((r) => child.on('exit', (c, s) => r([c, s])))
-      await new Promise((r) => setTimeout(r, 1500))
-      assert.equal(child.exitCode, null, `still running after 1.5 s: ${stderr}`)
+      // The gene's first line is the sign that it runs.
+      await new Promise((resolve, reject) => {
+        child.stderr.on('data', () => /\[hang\] info: looping\n/.test(stderr) && resolve())
+        exited.then(() => reject(new Error(`exited before the gene ran: ${stderr}`)))
+      })
       const sent = Date.now()
       child.kill('SIGINT')
       const [code, signal] = await exited
       assert.equal(signal, null)
       assert.equal(code, 130)
       assert.ok(Date.now() - sent < 3000, `took ${Date.now() - sent} ms`)
-      assert.equal(stderr.trim().split('\n').length, 1, stderr)
-      assert.match(stderr, /interrupted/)
+      const after = stderr.slice(stderr.indexOf('looping\n') + 'looping\n'.length)
+      assert.equal(after.trim().split('\n').length, 1, stderr)
+      assert.match(after, /interrupted/)
       assert.deepEqual(fs.readdirSync(tmp), [])
     })
   }

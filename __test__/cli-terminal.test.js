@@ -89,16 +89,33 @@ describe('the CLI reference matches --help', () => {
     return text.slice(open, text.indexOf('```', open)).split('\n').filter((l) => l.trim() !== '')
   }
 
-  for (const [file, heading] of [['README.md', '## The `rotifer` CLI'], ['docs/cli.md', '# The `rotifer` CLI']]) {
-    test(`${file}: one line per usage form of --help, and nothing else`, () => {
-      const lines = block(file, heading)
-      // A line is a usage form, then optionally spaces and a `#` comment.
-      const forms = lines.map((l) => l.replace(/\s+#.*$/, ''))
-      const expected = usages()
-      for (const u of expected) assert.ok(forms.includes(u), `${file} lacks the usage\n  ${u}`)
-      for (const f of forms) assert.ok(expected.includes(f), `${file} has a usage --help does not show:\n  ${f}`)
-    })
-  }
+  test('docs/cli.md: one line per usage form of --help, and nothing else', () => {
+    const file = 'docs/cli.md'
+    const lines = block(file, '# The `rotifer` CLI')
+    // A line is a usage form, then optionally spaces and a `#` comment.
+    const forms = lines.map((l) => l.replace(/\s+#.*$/, ''))
+    const expected = usages()
+    for (const u of expected) assert.ok(forms.includes(u), `${file} lacks the usage\n  ${u}`)
+    for (const f of forms) assert.ok(expected.includes(f), `${file} has a usage --help does not show:\n  ${f}`)
+  })
+
+  test("the README's command table names only commands --help has, and every group's leaves it names", () => {
+    const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8')
+    const start = readme.indexOf('\n## Commands\n')
+    assert.ok(start >= 0, 'the README has a "Commands" section')
+    const rows = readme.slice(start, readme.indexOf('\n## ', start + 1)).split('\n').filter((l) => /^\| `rotifer /.test(l))
+    assert.ok(rows.length >= 10, rows.join('\n'))
+    const known = commandWords().filter((w) => w.length > 0).map((w) => w.join(' '))
+    const named = []
+    for (const row of rows) {
+      // "`rotifer agent list`, `show`, `update`": the first names the group, the others are its siblings.
+      const cells = [...row.split('|')[1].matchAll(/`([^`]+)`/g)].map((m) => m[1])
+      const first = cells[0].replace(/^rotifer /, '').split(' ').filter((w) => /^[a-z]+$/.test(w))
+      named.push(first.join(' '))
+      for (const sibling of cells.slice(1)) named.push([...first.slice(0, -1), sibling].join(' '))
+    }
+    for (const words of named) assert.ok(known.includes(words), `the README names "rotifer ${words}", which --help does not have`)
+  })
 })
 
 describe('agent list and agent show', () => {

@@ -2,7 +2,7 @@
 // Runs the real `rotifer` bin on a pseudo-terminal (python3's pty module), as a person at a
 // terminal runs it: stdin and stderr are the terminal, stdout too unless `stdoutTty: false`
 // (then it is a file, as in `rotifer … > out`), and stderr unless `stderrTty: false`. The terminal has `columns` columns; `answer`
-// is typed (with Enter) when a question ending in "[y/N] " appears.
+// is typed (with Enter) when a question ending in `prompt` (default "[y/N] ") appears.
 
 const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
@@ -36,7 +36,7 @@ while True:
         if not data:
             break
         seen += data
-        if not answered and b'[y/N] ' in seen:
+        if not answered and cfg['prompt'].encode() in seen:
             os.write(master, cfg['answer'].encode() + b'\r')
             answered = True
     elif p.poll() is not None:
@@ -46,13 +46,13 @@ sys.stdout.write(json.dumps({'status': status, 'tty': seen.decode('utf-8', 'repl
 `
 
 /** Runs `rotifer ...args` on a terminal; returns { status, tty, stdout, stderr }. */
-function rotiferTty(cwd, args, { columns = 80, rows = 24, stdoutTty = true, stderrTty = true, answer = null, env: extra = {} } = {}) {
+function rotiferTty(cwd, args, { columns = 80, rows = 24, stdoutTty = true, stderrTty = true, answer = null, prompt = '[y/N] ', env: extra = {} } = {}) {
   // No colour unless a test asks for it (NO_COLOR: '').
   const env = { NO_COLOR: '1', ...extra }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-tty-'))
   const stdoutFile = stdoutTty ? null : path.join(dir, 'stdout')
   const stderrFile = stderrTty ? null : path.join(dir, 'stderr')
-  const cfg = { argv: [process.execPath, BIN, ...args], cwd, columns, rows, answer, env, stdoutFile, stderrFile }
+  const cfg = { argv: [process.execPath, BIN, ...args], cwd, columns, rows, answer, prompt, env, stdoutFile, stderrFile }
   const r = spawnSync('python3', ['-c', DRIVER, JSON.stringify(cfg)], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '' } })
   if (r.status !== 0) throw new Error(`the pty driver failed: ${r.stderr}`)
   const { status, tty } = JSON.parse(r.stdout)

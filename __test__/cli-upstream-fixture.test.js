@@ -63,7 +63,7 @@ describe('the fixture project in upstream layout', () => {
     assert.equal(stats.stdout.split('\n').slice(1).join('\n'), [
       '  ok    case 1: counts and ranks',
       '  ok    case 2',
-      '  ok    case 3: a text that is not a string is refused (input outside the inputSchema: /text must be string (rule "type"))',
+      '  ok    case 3: a text that is not a string is refused (input outside the inputSchema: /text must be string (rule "type"); refused, INVALID_INPUT)',
       '  ok    case 4',
       '  ok    fuzz: 8 inputs from the inputSchema, seed 7',
       '5 passed, 0 failed',
@@ -71,7 +71,7 @@ describe('the fixture project in upstream layout', () => {
     ].join('\n'))
     const shouter = rotifer(root, 'test', 'shouter')
     assert.equal(shouter.status, 0, shouter.stdout + shouter.stderr)
-    assert.match(shouter.stdout, /ok {4}case 3: an empty message .* \(input outside the inputSchema: \/message must NOT have fewer than 1 characters \(rule "minLength"\)\)\n3 passed, 0 failed\n$/)
+    assert.match(shouter.stdout, /ok {4}case 3: an empty message .* \(input outside the inputSchema: \/message must NOT have fewer than 1 characters \(rule "minLength"\); refused, INVALID_INPUT\)\n3 passed, 0 failed\n$/)
     const echo = rotifer(root, 'test', 'echo-ir')
     assert.equal(echo.status, 0, echo.stdout + echo.stderr)
     assert.match(echo.stdout, /ok {4}fuzz: 5 inputs from the inputSchema, seed 3\n3 passed, 0 failed\n$/)

@@ -123,15 +123,17 @@ describe('init, wrap and compile --check (R-RUN-1, R-RUN-10)', () => {
     assert.deepEqual(JSON.parse(fs.readFileSync(path.join(root, 'rotifer.json'), 'utf8')), { name: 'fresh', version: '0.1.0', author: 'local-dev', genes_dir: 'genes', default_domain: 'code.format' })
     const phenotype = JSON.parse(fs.readFileSync(path.join(root, 'genes', 'hello-world', 'phenotype.json'), 'utf8'))
     assert.deepEqual([phenotype.domain, phenotype.fidelity, phenotype.name], ['code.format', 'Wrapped', undefined])
-    assert.match(json(rotifer(root, 'run', 'hello-world', '--input', '{"name":"world"}')).greeting, /^Hello, world!/)
+    // hello-world remembers: in an agent, the second run greets again.
+    assert.equal(rotifer(root, 'agent', 'create', 'greeter', '-g', 'hello-world').status, 0)
+    assert.match(json(rotifer(root, 'agent', 'run', 'greeter', '--input', '{"name":"world"}')).greeting, /^Hello, world!/)
     assert.equal(rotifer(root, 'test', 'hello-world').status, 0)
     const again = rotifer(cwd, 'init', 'fresh')
     assert.equal(again.status, 1)
-    assert.match(oneErrorLine(again), /fresh exists already; rotifer init makes a new folder and never writes over one/)
+    assert.match(oneErrorLine(again), /fresh\/rotifer\.json already exists: .* is a project already, and rotifer init never overwrites one/)
     // The default name, and a broken project above does not stop it.
     fs.writeFileSync(path.join(cwd, 'rotifer.json'), '{')
     assert.equal(rotifer(cwd, 'init').status, 0)
-    assert.ok(fs.existsSync(path.join(cwd, 'my-rotifer-project', 'rotifer.json')))
+    assert.ok(fs.existsSync(path.join(cwd, 'my-agent', 'rotifer.json')))
   })
 
   test('wrap writes a Wrapped phenotype for a source gene, or updates one, and prints the Gene ID (v2)', (t) => {

@@ -54,7 +54,7 @@ before(() => {
   fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'gene-author', version: '1.0.0', private: true }))
   fs.writeFileSync(path.join(app, 'rotifer.json'), '{}\n')
   // The package's dependencies, copied so that the install needs no network.
-  for (const dep of ['typescript', 'ajv', 'fast-deep-equal', 'fast-uri', 'json-schema-traverse', 'require-from-string']) {
+  for (const dep of ['typescript', 'ajv', 'commander', 'fast-deep-equal', 'fast-uri', 'json-schema-traverse', 'require-from-string']) {
     fs.cpSync(path.join(REPO, 'node_modules', dep), path.join(app, 'node_modules', dep), { recursive: true })
   }
   env = { ...process.env, PATH: [path.join(app, 'node_modules', '.bin'), NO_RUST_PATH].join(path.delimiter), NO_COLOR: '1', FORCE_COLOR: '0' }

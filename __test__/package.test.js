@@ -39,7 +39,7 @@ before(() => {
   fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'user-project', version: '1.0.0', private: true }))
   // The dependencies (typescript; ajv and its own), copied so the test needs no network; npm
   // installs the tarball itself.
-  for (const dep of ['typescript', 'ajv', 'fast-deep-equal', 'fast-uri', 'json-schema-traverse', 'require-from-string']) {
+  for (const dep of ['typescript', 'ajv', 'commander', 'fast-deep-equal', 'fast-uri', 'json-schema-traverse', 'require-from-string']) {
     fs.cpSync(path.join(REPO, 'node_modules', dep), path.join(project, 'node_modules', dep), { recursive: true })
   }
   assert.notEqual(spawnSync('cargo', ['--version'], { env: { ...process.env, PATH: NO_RUST_PATH } }).status, 0, 'cargo must be off PATH')

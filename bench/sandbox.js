@@ -6,7 +6,11 @@
 //     warm (the module from .rotifer/cache/wasm), each against the Node-WebAssembly CLI;
 //   - 10,000 readMemory hits from a WASM gene in one run, per call, against the same reads from
 //     a TypeScript gene (`ctx.memory.readMemory`);
-//   - a CPU-bound gene (10^8 loop iterations) with fuel metering on, against V8.
+//   - a CPU-bound gene (10^8 loop iterations) with fuel metering on, against V8;
+//   - endless loops of host calls that make the host work (1,024 empty WASI buffers a call; a
+//     query of ~3 MiB answered into an `out` of 0, two requests alternating so that no kept
+//     response answers them): how long each takes to spend the default fuel, against a plain
+//     endless loop spending the same fuel.
 // It also reports the addon's size.
 
 const fs = require('node:fs')
@@ -49,6 +53,23 @@ const CPU = `(module (memory (export "memory") 1 1)
       (br_if $l (i32.lt_u (local.get $i) (i32.const 100000000))))
     (i32.store (i32.const 0) (local.get $acc))
     (i32.const 200)))`
+
+/** An endless loop; with `body`, of that body (WAT instructions). */
+const ENDLESS = (imports = '', body = '', data = '', kind = 'express') => `(module ${imports}
+  (memory (export "memory") 64)
+  ${data}
+  ${kind === 'express' ? `(func (export "express") (param i32 i32) (result i32) (loop $l ${body} (br $l)) (i32.const 0))` : `(func (export "_start") (loop $l ${body} (br $l)))`})`
+const EMPTY_IOVECS = ENDLESS(
+  '(import "wasi_snapshot_preview1" "fd_write" (func $w (param i32 i32 i32 i32) (result i32)))',
+  '(drop (call $w (i32.const 2) (i32.const 0) (i32.const 1024) (i32.const 60000)))',
+  '',
+  'wasi'
+)
+const QUERY_INTO_NOTHING = ENDLESS(
+  '(import "rotifer" "queryMemory" (func $q (param i32 i32 i32 i32) (result i32)))',
+  '(drop (call $q (i32.const 100) (i32.const 2) (i32.const 0) (i32.const 0))) (drop (call $q (i32.const 200) (i32.const 3) (i32.const 0) (i32.const 0)))',
+  '(data (i32.const 100) "{}") (data (i32.const 200) "{ }")'
+)
 
 function timed(fn) {
   const start = process.hrtime.bigint()
@@ -181,6 +202,36 @@ async function sandboxSection(cfg, tmp, out, progress) {
   const [cpuOurs, cpuV8] = alternating(quick ? 2 : 7, ours, theirs)
   out.rows.push(row('sandbox-cpu', 'CPU-bound gene, 10^8 loop iterations, fuel on, vs V8 (Node WebAssembly)', cpuOurs, cpuV8, 1.5, 'V8 on the same module'))
 
+  progress('sandbox: endless loops of host calls making the host work, to the end of their fuel, vs a plain endless loop')
+  const fuelRoot = path.join(tmp, 'sandbox-fuel')
+  fs.mkdirSync(fuelRoot, { recursive: true })
+  memory.createAgentMemory({ agentId: 'bench-fuel', root: fuelRoot, quota: '16MB' })
+  const filler = new memory.GeneMemoryAccess({ agentId: 'bench-fuel', root: fuelRoot, geneId: GENE_ID, domain: 'bench.sandbox' })
+  for (let i = 0; i < 24; i++) filler.writeMemory(`k${i}`, Buffer.alloc(96 * 1024, 0x61), 'CONTEXT')
+  // The default fuel; a fifth of it in quick mode (both sides of a ratio spend the same).
+  const fuel = quick ? native.wasmLimits().fuel / 5 : native.wasmLimits().fuel
+  const endless = (wat, name, memoryBound) =>
+    compileWat(wat).then((bytes) => {
+      const gene = native.NativeWasmGene.load(bytes, name, undefined)
+      const bound = memoryBound ? { agentId: 'bench-fuel', root: fuelRoot, geneId: GENE_ID, domain: 'bench.sandbox' } : {}
+      return () => {
+        let r
+        const us = timed(() => {
+          r = gene.run('{}', { geneName: name, ...bound, fuel, context: '{}', deadline: Date.now() + 600_000 })
+        })
+        if (r.code !== 'OUT_OF_FUEL') throw new Error(`${name} ended ${JSON.stringify(r)}, not out of fuel`)
+        return us
+      }
+    })
+  const plain = await endless(ENDLESS(), 'plain', false)
+  const iovecs = await endless(EMPTY_IOVECS, 'iovecs', false)
+  const queries = await endless(QUERY_INTO_NOTHING, 'queries', true)
+  const fuelRounds = quick ? 1 : 3
+  const [iovecUs, plainUs1] = alternating(fuelRounds, iovecs, plain)
+  out.rows.push(row('sandbox-fuel-iovecs', 'endless fd_write of 1,024 empty buffers, to OUT_OF_FUEL vs a plain endless loop on the same fuel', iovecUs, plainUs1, 3, 'a plain endless loop on the same fuel'))
+  const [queryUs, plainUs2] = alternating(fuelRounds, queries, plain)
+  out.rows.push(row('sandbox-fuel-queries', 'endless queryMemory of ~3 MiB into an out of 0, to OUT_OF_FUEL vs a plain endless loop on the same fuel', queryUs, plainUs2, 3, 'a plain endless loop on the same fuel'))
+
   const addon = fs.readdirSync(REPO).find((f) => f.endsWith('.node'))
   out.details.sandbox = {
     rounds,
@@ -190,6 +241,8 @@ async function sandboxSection(cfg, tmp, out, progress) {
     warm,
     readsPerCallUs: { wasm: wasmPerCall, typescript: tsPerCall },
     cpuUs: { ours: cpuOurs, v8: cpuV8 },
+    fuel,
+    fuelUs: { iovecs: iovecUs, queries: queryUs, plain: [plainUs1, plainUs2] },
   }
   progress(`sandbox: addon ${out.details.sandbox.addonBytes} bytes`)
 }

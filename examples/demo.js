@@ -7,14 +7,14 @@
 // indent 4, then with no indent: the formatter uses the indent it remembered, and the counter
 // counts the runs it remembered), lists the agent's memory, and runs both genes' test suites.
 // Run it with `npm run demo` (builds the addon first) or `node examples/demo.js [--keep]`;
-// --keep leaves the temporary project in place to explore.
+// --keep leaves the temporary project in place to explore. From the installed package
+// (`node node_modules/@rotifer/playground/examples/demo.js`), where there is no WAT compiler,
+// it uses the gene.wasm the package ships.
 
 const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-
-const { compileWat } = require('../scripts/wat')
 
 const BIN = path.join(__dirname, '..', 'bin', 'rotifer.js')
 const GENES = path.join(__dirname, 'formatter', 'genes')
@@ -49,9 +49,19 @@ function fail(message) {
 
 const CODE = 'function greet(name) {\n  if (name) {\n    return "hi " + name;\n  }\n}'
 
+/** The counter's module: compiled from its WAT in a clone of the repository, else the shipped one. */
+async function counterWasm() {
+  const wat = path.join(GENES, 'counter', 'gene.wat')
+  const compiler = path.join(__dirname, '..', 'scripts', 'wat.js')
+  if (fs.existsSync(compiler)) return require(compiler).compileWat(fs.readFileSync(wat, 'utf8'), 'genes/counter/gene.wat')
+  const shipped = path.join(GENES, 'counter', 'gene.wasm')
+  if (!fs.existsSync(shipped)) fail(`there is no ${shipped}, and no WAT compiler to make it: run \`npm run build:examples\` in the repository`)
+  return fs.readFileSync(shipped)
+}
+
 async function main() {
   const counter = path.join(project, 'genes', 'counter')
-  fs.writeFileSync(path.join(counter, 'gene.wasm'), await compileWat(fs.readFileSync(path.join(counter, 'gene.wat'), 'utf8'), 'genes/counter/gene.wat'))
+  fs.writeFileSync(path.join(counter, 'gene.wasm'), await counterWasm())
 
   say(`A fresh project at ${project}, with two genes: genes/formatter/ (TypeScript) and genes/counter/\n` +
     '(WAT compiled to gene.wasm: a WASM gene using the memory host functions).')

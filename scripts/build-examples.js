@@ -1,7 +1,8 @@
 'use strict'
 // `npm run build:examples`: compiles every examples/**/gene.wat to the gene.wasm beside it, so
-// the example WASM genes run (`npm run demo` does this first). The .wasm files are not
-// committed (.gitignore).
+// the example WASM genes run (`npm run demo` does this first, and `npm pack`, so that the
+// tarball's examples run). The .wasm files are not committed (.gitignore). Each is written
+// under a temporary name and renamed, so a pack running at the same time never reads half a file.
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -20,7 +21,9 @@ function watFiles(dir) {
 async function main() {
   for (const wat of watFiles(EXAMPLES)) {
     const wasm = path.join(path.dirname(wat), 'gene.wasm')
-    fs.writeFileSync(wasm, await compileWat(fs.readFileSync(wat, 'utf8'), path.relative(process.cwd(), wat)))
+    const temporary = `${wasm}.${process.pid}.tmp`
+    fs.writeFileSync(temporary, await compileWat(fs.readFileSync(wat, 'utf8'), path.relative(process.cwd(), wat)))
+    fs.renameSync(temporary, wasm)
     process.stdout.write(`compiled ${path.relative(process.cwd(), wat)} -> ${path.relative(process.cwd(), wasm)}\n`)
   }
 }

@@ -13,7 +13,7 @@
 use crate::error::{MemoryError, Result};
 use crate::storage::audit::head;
 use crate::storage::files::Layout;
-use crate::storage::logs::open_files;
+use crate::storage::logs::{is_kept_header, kept_path, open_files};
 use crate::storage::store::{read_agent, AgentStore, IfMissing};
 use rusqlite::{Transaction, TransactionBehavior};
 use std::collections::HashSet;
@@ -254,13 +254,18 @@ impl LogReader {
             None => (None, open_files(&path)?),
         };
         self.last_seq = last_seq;
+        let first_look = self.files.is_empty();
+        let kept = kept_path(&path);
         for (file_path, file, len) in files {
             let meta = file.metadata().map_err(|e| unreadable_file(&self.layout, e))?;
             let id = (meta.dev(), meta.ino());
             let at = match self.files.iter().position(|f| f.id == id) {
                 Some(i) => i,
                 None => {
-                    self.files.push(LogFile { file, id, read_to: 0 });
+                    // A kept file made since the first look holds only lines read already
+                    // (those of the files it took in, or of the kept file before it).
+                    let read_to = if !first_look && file_path == kept { len } else { 0 };
+                    self.files.push(LogFile { file, id, read_to });
                     self.files.len() - 1
                 }
             };
@@ -295,7 +300,7 @@ impl LogReader {
                 break; // an append in progress: the next look reads it whole
             }
             let trimmed = line.trim_ascii_end();
-            if !trimmed.iter().all(u8::is_ascii_whitespace) {
+            if !trimmed.iter().all(u8::is_ascii_whitespace) && (offset != 0 || !is_kept_header(trimmed)) {
                 match head(trimmed) {
                     None => self.skipped += 1,
                     Some(h) if h.agent_id == self.agent_id.as_str() => {

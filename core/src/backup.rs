@@ -10,7 +10,10 @@ use crate::access::{data_policy_violation, unsupported_scope};
 use crate::storage::audit::Actor;
 use crate::error::{MemoryError, Result};
 use crate::storage::files::{create_private_file, Layout};
-use crate::model::{check_agent_id, entry_id, is_valid_gene_id, MAX_KEY_BYTES, MAX_VALUE_BYTES};
+use crate::model::{check_agent_id, check_domain, entry_id, is_valid_gene_id, MAX_KEY_BYTES, MAX_RETENTION_DAYS, MAX_VALUE_BYTES};
+use crate::quota::MAX_QUOTA;
+use crate::time::MAX_MS;
+use rusqlite::types::ValueRef;
 use crate::storage::files::unique_suffix;
 use crate::storage::opening::move_into_place;
 use crate::storage::schema::{self, harden_connection, refuse_foreign_schema, schema_of};
@@ -107,6 +110,9 @@ pub fn restore_agent_memory(layout: &Layout, agent_id: &str, file: &Path, now: i
             "is of agent {owner:?}, not {agent_id:?}: restore it into {owner:?}, or move entries between agents with export and import"
         )));
     }
+    // Every column as a write would store it, before the store is even opened.
+    check_agent_row(&src).map_err(&bad)?;
+    check_entry_columns(&src, backup_agent.last_seq, backup_agent.used).map_err(&bad)?;
     let store = AgentStore::open(layout, agent_id, IfMissing::Create)?.ok_or_else(|| MemoryError::storage("memory could not be opened"))?;
     store.write(now, |tx| {
         // Every check before any change: a refusal commits nothing of the restore.
@@ -243,6 +249,140 @@ fn check_entry(agent_id: &str, e: &StoredEntry) -> std::result::Result<(), Strin
     }
     if en.updated_at < en.created_at {
         return Err("was updated before it was created".into());
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every column as a write stores it
+
+/// The highest `last_seq` a backup may carry: 2^52. A database of ours gets there only after
+/// 4.5 × 10^15 changes (143 years at a million a second); above it the numbers would soon pass
+/// 2^53, where a JS reader of the audit log can no longer tell two transactions apart, and then
+/// `i64`, where they would wrap.
+pub const MAX_BACKUP_SEQ: i64 = 1 << 52;
+
+/// What a column holds, checked against what the store writes there.
+struct Column<'r> {
+    name: &'static str,
+    value: ValueRef<'r>,
+}
+
+impl<'r> Column<'r> {
+    /// Column `i` of `row`, named `name` in what is said of it.
+    fn of(row: &'r rusqlite::Row<'_>, i: usize, name: &'static str) -> std::result::Result<Column<'r>, String> {
+        Ok(Column { name, value: row.get_ref(i).map_err(|e| e.to_string())? })
+    }
+
+    fn shown(&self) -> String {
+        match self.value {
+            ValueRef::Null => "NULL".into(),
+            ValueRef::Integer(i) => i.to_string(),
+            ValueRef::Real(f) => format!("{f} (a real number)"),
+            ValueRef::Text(t) => format!("the text {:?}", String::from_utf8_lossy(&t[..t.len().min(64)])),
+            ValueRef::Blob(b) => format!("a blob of {} bytes", b.len()),
+        }
+    }
+
+    /// An integer from `lo` to `hi`.
+    fn int(&self, lo: i64, hi: i64) -> std::result::Result<i64, String> {
+        match self.value {
+            ValueRef::Integer(i) if (lo..=hi).contains(&i) => Ok(i),
+            _ => Err(format!("{} is {}, where a write stores a whole number from {lo} to {hi}", self.name, self.shown())),
+        }
+    }
+
+    /// NULL, or an integer from `lo` to `hi`.
+    fn opt_int(&self, lo: i64, hi: i64) -> std::result::Result<Option<i64>, String> {
+        match self.value {
+            ValueRef::Null => Ok(None),
+            ValueRef::Integer(i) if (lo..=hi).contains(&i) => Ok(Some(i)),
+            _ => Err(format!("{} is {}, where a write stores NULL or a whole number from {lo} to {hi}", self.name, self.shown())),
+        }
+    }
+
+    /// A boolean as the store writes one: 0 or 1.
+    fn flag(&self) -> std::result::Result<bool, String> {
+        match self.value {
+            ValueRef::Integer(0) => Ok(false),
+            ValueRef::Integer(1) => Ok(true),
+            _ => Err(format!("{} is {}, where a write stores a boolean as 0 or 1", self.name, self.shown())),
+        }
+    }
+}
+
+/// The agent row as a write leaves it: a quota a deployer can set, a data policy one can
+/// give, a byte total, and a sequence number within `MAX_BACKUP_SEQ`.
+fn check_agent_row(src: &Connection) -> std::result::Result<(), String> {
+    const COLUMNS: [&str; 5] = ["quota", "anonymization_supported", "max_retention_days", "used_bytes", "last_seq"];
+    let mut stmt = src.prepare(&format!("SELECT {} FROM agent WHERE id = 1", COLUMNS.join(", "))).map_err(|e| format!("has an agent row that cannot be read ({e})"))?;
+    let mut rows = stmt.query([]).map_err(|e| format!("has an agent row that cannot be read ({e})"))?;
+    let row = rows.next().map_err(|e| e.to_string())?.ok_or("has no agent row")?;
+    let col = |i: usize| Column::of(row, i, COLUMNS[i]);
+    let in_agent = |what: String| format!("has an agent row whose {what}");
+    col(0)?.int(1, MAX_QUOTA as i64).map_err(in_agent)?;
+    col(1)?.flag().map_err(in_agent)?;
+    col(2)?.opt_int(1, MAX_RETENTION_DAYS).map_err(in_agent)?;
+    col(3)?.int(0, i64::MAX).map_err(in_agent)?;
+    col(4)?.int(0, MAX_BACKUP_SEQ).map_err(|what| in_agent(format!("{what} (no database of ours numbers its changes that far)")))?;
+    Ok(())
+}
+
+/// Every entry's columns as a write stores them (those `StoredEntry::from_row` reads leniently:
+/// booleans, times, retention days, the domain, sequence numbers), then the facts across rows:
+/// sequence numbers distinct and at most the agent's `last_seq`, sizes summing to `used_bytes`.
+/// `expires_at` is not read: the restore derives it again.
+fn check_entry_columns(src: &Connection, last_seq: i64, used: u64) -> std::result::Result<(), String> {
+    const COLUMNS: [&str; 11] =
+        ["key", "value", "size", "creator_domain", "created_at", "updated_at", "seq", "ret_set", "ret_days", "ret_auto_delete", "ret_anonymization"];
+    let unreadable = |e: rusqlite::Error| format!("holds an entry that cannot be read ({e})");
+    let mut stmt = src.prepare(&format!("SELECT {} FROM entries ORDER BY seq", COLUMNS.join(", "))).map_err(unreadable)?;
+    let mut rows = stmt.query([]).map_err(unreadable)?;
+    let mut previous_seq: Option<i64> = None;
+    let mut total: u64 = 0;
+    while let Some(row) = rows.next().map_err(unreadable)? {
+        let col = |i: usize| Column::of(row, i, COLUMNS[i]);
+        let key = match row.get_ref(0).map_err(|e| e.to_string())? {
+            ValueRef::Blob(b) => String::from_utf8_lossy(b).into_owned(),
+            other => String::from_utf8_lossy(other.as_bytes().unwrap_or(b"?")).into_owned(),
+        };
+        let at = |what: String| format!("holds an entry (key {key:?}) whose {what}");
+        match (col(0)?.value, col(1)?.value) {
+            (ValueRef::Blob(_), ValueRef::Blob(_)) => {}
+            (ValueRef::Blob(_), _) => return Err(at(format!("value is {}, where a write stores a blob", col(1)?.shown()))),
+            _ => return Err(at(format!("key is {}, where a write stores its UTF-8 bytes as a blob", col(0)?.shown()))),
+        }
+        total = total.saturating_add(col(2)?.int(1, (MAX_KEY_BYTES + MAX_VALUE_BYTES) as i64).map_err(at)? as u64);
+        match col(3)?.value {
+            ValueRef::Null => {}
+            ValueRef::Text(t) if std::str::from_utf8(t).is_ok_and(|d| check_domain(d).is_ok()) => {}
+            _ => return Err(at(format!("creator_domain is {}, where a write stores NULL or a domain like \"text.format\"", col(3)?.shown()))),
+        }
+        let created = col(4)?.int(0, MAX_MS).map_err(|w| at(format!("{w} (a write's time: ms from 1970 to year 9999)")))?;
+        let updated = col(5)?.int(0, MAX_MS).map_err(|w| at(format!("{w} (a write's time: ms from 1970 to year 9999)")))?;
+        if updated < created {
+            return Err(at(format!("updated_at {updated} is before its created_at {created}")));
+        }
+        let seq = col(6)?.int(1, last_seq).map_err(|w| at(format!("{w} (the backup's last_seq)")))?;
+        if previous_seq == Some(seq) {
+            return Err(at(format!("seq {seq} is another entry's too, where every write takes a number of its own")));
+        }
+        previous_seq = Some(seq);
+        let set = col(7)?.flag().map_err(at)?;
+        let days = col(8)?.opt_int(1, MAX_RETENTION_DAYS).map_err(at)?;
+        let auto_delete = col(9)?.flag().map_err(at)?;
+        let anonymization = col(10)?.flag().map_err(at)?;
+        if !set {
+            // No retention policy of its own: a write stores NULL and 0s beside it.
+            for (name, given) in [("ret_days", days.is_some()), ("ret_auto_delete", auto_delete), ("ret_anonymization", anonymization)] {
+                if given {
+                    return Err(at(format!("{name} is set while ret_set is 0 (no retention policy of its own), where a write stores NULL or 0")));
+                }
+            }
+        }
+    }
+    if total != used {
+        return Err(format!("has an agent row whose used_bytes is {used}, where its entries' sizes sum to {total}"));
     }
     Ok(())
 }

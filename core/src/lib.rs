@@ -3,7 +3,8 @@
 //! One module per concern: `model` (entries and validation), `access` (who may do what),
 //! `quota` (quota text), `time`, `error`; `storage` (files, logs, audit lines and SQLite: see its
 //! module doc for the order of its layers); above them `audit_log` (an agent's lines, judged
-//! committed or not), `memory` (the calls), `inspect` (the deployer's read-only views), `bundle` (export
+//! committed or not), `inspect` (the deployer's read-only views), `memory` (the calls, over
+//! `inspect`: no module imports one that imports it back), `bundle` (export
 //! and import, R-MIG), `backup` (backup and restore, R-HOST-1b), `wasm` (the host-call JSON
 //! protocol). Front ends hand in `Arg`s, so JS and WASM callers share one validation.
 
@@ -16,6 +17,7 @@ pub mod error;
 pub mod inspect;
 pub mod memory;
 pub mod model;
+pub mod postgres;
 pub mod quota;
 pub mod storage;
 pub mod time;

@@ -13,6 +13,7 @@ use crate::storage::watch::Look;
 use crate::time::CallTime;
 use crate::storage::files::Layout;
 use crate::model::*;
+pub use crate::inspect::Listing;
 use crate::storage::store::{load_entry, AgentStore, Fast, IfMissing, StoredEntry, Tx, ENTRY_COLUMNS};
 use rusqlite::Connection;
 use std::os::unix::fs::DirBuilderExt;
@@ -560,30 +561,8 @@ fn run_query(conn: &Connection, f: &Filter, gene: &Gene) -> Result<Vec<Entry>> {
     Ok(out)
 }
 
-/// The smallest byte string greater than every string starting with `prefix`, if any.
-fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
-}
-
 // ---------------------------------------------------------------------------------------------
 // Deployer surface (R-HOST-2, R-POL-3)
-
-/// A line of the deployer's list: never a value.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Listing {
-    pub key: String,
-    pub category: Category,
-    pub size: u64,
-    pub created_by: String,
-    pub updated_at: i64,
-}
 
 /// Creates (or reconfigures) an agent's memory with a quota and a data policy.
 pub fn create_agent_memory(layout: &Layout, agent_id: &str, quota: u64, policy: DataPolicy) -> Result<()> {
@@ -801,14 +780,6 @@ pub fn delete_agent_memory_matching(
             store.write(&now, delete)
         }
         other => other,
-    }
-}
-
-/// The key range `[from, to)` of a plain byte prefix; both `None` without a prefix.
-pub(crate) fn key_range(prefix: Option<&str>) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
-    match prefix {
-        Some(p) => (Some(p.as_bytes().to_vec()), prefix_successor(p.as_bytes())),
-        None => (None, None),
     }
 }
 

@@ -528,6 +528,29 @@ pub fn parse_quota_arg(arg: Option<&Arg>) -> Result<u64> {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Key prefixes
+
+/// The smallest byte string greater than every string starting with `prefix`, if any.
+pub(crate) fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+/// The key range `[from, to)` of a plain byte prefix; both `None` without a prefix.
+pub(crate) fn key_range(prefix: Option<&str>) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+    match prefix {
+        Some(p) => (Some(p.as_bytes().to_vec()), prefix_successor(p.as_bytes())),
+        None => (None, None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

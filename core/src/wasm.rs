@@ -102,15 +102,25 @@ pub struct WasmHost {
     /// Calls at or after this instant (ms since the epoch) get `-4`.
     deadline: Option<i64>,
     kept: Option<Kept>,
+    /// Bytes of response the last call made (read from the store and encoded).
+    made: usize,
 }
 
 impl WasmHost {
     pub fn new(memory: GeneMemory, deadline: Option<i64>) -> WasmHost {
-        WasmHost { memory, deadline, kept: None }
+        WasmHost { memory, deadline, kept: None, made: 0 }
     }
 
     pub fn deadline(&self) -> Option<i64> {
         self.deadline
+    }
+
+    /// The bytes of response the last `call` made — entries read and encoded as JSON — whether
+    /// or not they fitted in `out` (a response too large is made in full, then kept): what a
+    /// metering host charges for the work, besides the request it read. 0 when the call made
+    /// nothing (the deadline had passed, or it delivered a kept response).
+    pub fn made(&self) -> usize {
+        self.made
     }
 
     /// Runs one host call on the request bytes, with `out_cap` bytes available at `out_ptr`.
@@ -123,6 +133,7 @@ impl WasmHost {
     /// clock again once it holds the write lock, R-ENT-4).
     pub fn call(&mut self, call: Call, request: &[u8], out_cap: usize, now: impl Into<CallTime>) -> Reply {
         let now = now.into();
+        self.made = 0;
         if self.deadline_passed(now.ms()) {
             return Reply { code: DEADLINE_PASSED, out: None };
         }
@@ -141,6 +152,10 @@ impl WasmHost {
                 call.name()
             )))
         });
+        self.made = match &result {
+            Ok(response) => response.len(),
+            Err(_) => 0,
+        };
         match result {
             Ok(response) => match fits(response.len(), out_cap) {
                 Some(code) => Reply { code, out: Some(response) },
@@ -157,6 +172,7 @@ impl WasmHost {
         if self.deadline_passed(now) {
             return Reply { code: DEADLINE_PASSED, out: None };
         }
+        self.made = 0;
         self.kept = None;
         Reply { code: ErrorCode::InvalidInput.wasm_code(), out: None }
     }
@@ -826,6 +842,26 @@ mod tests {
         ok(&peer.call(Call::Read, request, BIG, T0 + 3));
         assert_eq!(ok(&h.call(Call::Read, request, BIG, T0 + 4))["lastAccessedBy"], gene(1));
         assert_eq!(ok(&peer.call(Call::Query, b"{}", BIG, T0 + 5))[0]["lastAccessedBy"], gene(1));
+        mem.dispose();
+    }
+
+    #[test]
+    fn made_counts_a_response_made_whether_or_not_it_fits() {
+        // A metering host charges the work of a call: a response too large for `out` is made in
+        // full (then kept), so it counts as much as one delivered; its retry makes nothing new.
+        let mem = store();
+        let mut h = host(&mem, 1, "text");
+        ok(&h.call(Call::Write, &write_req("k", &[7; 3000], "CACHE"), BIG, T0));
+        let whole = h.call(Call::Query, b"{}", BIG, T0 + 1);
+        let len = whole.out.as_ref().unwrap().len();
+        assert!(len > 4000, "{len}");
+        assert_eq!(h.made(), len);
+        assert_eq!(h.call(Call::Query, b"{}", 0, T0 + 2).code, OUT_TOO_SMALL);
+        assert_eq!(h.made(), len, "made in full although out held nothing");
+        assert_eq!(h.call(Call::Query, b"{}", BIG, T0 + 3).code, len as i32);
+        assert_eq!(h.made(), 0, "the kept response was delivered, not made again");
+        assert_eq!(h.out_of_bounds(T0 + 4).code, -10);
+        assert_eq!(h.made(), 0);
         mem.dispose();
     }
 

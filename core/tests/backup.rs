@@ -181,3 +181,91 @@ fn a_database_made_again_keeps_the_old_lines_verdicts() {
         .collect();
     assert_eq!(verdicts, [("old0", true), ("old1", true), ("old2", true), ("old3", true), ("new", true)].map(|(k, c)| (k.to_string(), c)));
 }
+
+/// A backup of agent "a" with two entries, one with a retention policy, one with a domain.
+fn good_backup(r: &Project) -> std::path::PathBuf {
+    create_agent_memory(&r.layout(), "a", 1 << 20, DataPolicy::default()).unwrap();
+    let m = r.gene("a");
+    put(&m, "plain", 4, T0);
+    let retention = obj(&[
+        ("maxRetentionDays", Arg::Number(30.0)),
+        ("autoDeleteOnTermination", Arg::Bool(true)),
+        ("anonymizationSupported", Arg::Bool(false)),
+    ]);
+    m.write(&s("kept"), Arg::Bytes(vec![1; 3]), &s("PREFERENCE"), &Arg::Undefined, &retention, T0 + 1).unwrap();
+    let file = r.0.join("a.good.db");
+    backup_agent_memory(&r.layout(), "a", &file).unwrap();
+    file
+}
+
+#[test]
+fn r_host_1b_a_backup_holding_what_no_write_stores_is_refused_and_changes_nothing() {
+    let r = Project::new("columns");
+    let good = good_backup(&r);
+    let m = r.gene("a");
+    put(&m, "now", 2, T0 + 2);
+    let lines = r.audit().len();
+    let row = || AgentStore::open(&r.layout(), "a", IfMissing::Skip).unwrap().unwrap().read_only(read_agent).unwrap();
+    let before = row();
+    for (n, (sql, what)) in [
+        // The agent row.
+        ("UPDATE agent SET last_seq = 9223372036854775000", "last_seq"),
+        ("UPDATE agent SET last_seq = 9007199254740000", "last_seq"),
+        ("UPDATE agent SET last_seq = -1", "last_seq"),
+        ("UPDATE agent SET last_seq = 1", "last_seq"), // below the entries' own numbers
+        ("UPDATE agent SET used_bytes = 5", "used_bytes"),
+        ("UPDATE agent SET quota = -1", "quota"),
+        ("UPDATE agent SET anonymization_supported = 7", "anonymization_supported"),
+        ("UPDATE agent SET max_retention_days = 0", "max_retention_days"),
+        // Times no clock reading gives a write (0 to year 9999).
+        ("UPDATE entries SET updated_at = 9000000000000000000 WHERE key = x'706c61696e'", "updated_at"),
+        ("UPDATE entries SET created_at = -5, updated_at = -5 WHERE key = x'706c61696e'", "created_at"),
+        // Retention: days, the booleans, and a policy that is not set but says something.
+        ("UPDATE entries SET ret_days = -1 WHERE key = x'6b657074'", "ret_days"),
+        ("UPDATE entries SET ret_days = 0 WHERE key = x'6b657074'", "ret_days"),
+        ("UPDATE entries SET ret_auto_delete = 7 WHERE key = x'6b657074'", "ret_auto_delete"),
+        ("UPDATE entries SET ret_anonymization = 9 WHERE key = x'6b657074'", "ret_anonymization"),
+        ("UPDATE entries SET ret_set = 7 WHERE key = x'6b657074'", "ret_set"),
+        ("UPDATE entries SET ret_days = 3 WHERE key = x'706c61696e'", "ret_days"),
+        ("UPDATE entries SET ret_auto_delete = 1 WHERE key = x'706c61696e'", "ret_auto_delete"),
+        // Domains, sequence numbers, types.
+        ("UPDATE entries SET creator_domain = '../../etc'", "creator_domain"),
+        ("UPDATE entries SET creator_domain = x'64'", "creator_domain"),
+        ("UPDATE entries SET seq = 0 WHERE key = x'706c61696e'", "seq"),
+        ("UPDATE entries SET seq = 1000 WHERE key = x'706c61696e'", "seq"),
+        ("UPDATE entries SET seq = (SELECT seq FROM entries WHERE key = x'6b657074') WHERE key = x'706c61696e'", "seq"),
+        ("UPDATE entries SET value = 'text'", "value"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let file = r.0.join(format!("bad-{n}.db"));
+        std::fs::copy(&good, &file).unwrap();
+        rusqlite::Connection::open(&file).unwrap().execute_batch(sql).unwrap();
+        let e = restore_agent_memory(&r.layout(), "a", &file, T0 + 3).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidInput, "{sql}: {}", e.message);
+        assert!(e.message.contains(what) && e.message.contains("nothing was restored"), "{sql}: {}", e.message);
+        assert_eq!(r.keys("a", T0 + 3), ["kept", "now", "plain"], "{sql}");
+        assert_eq!(r.audit().len(), lines, "{sql}: nothing audited");
+        let after = row();
+        assert_eq!((after.last_seq, after.used), (before.last_seq, before.used), "{sql}");
+    }
+    // The untouched backup restores, and the sequence goes on from where it was.
+    restore_agent_memory(&r.layout(), "a", &good, T0 + 3).unwrap();
+    assert_eq!(r.keys("a", T0 + 3), ["kept", "plain"]);
+    assert!(row().last_seq > before.last_seq);
+}
+
+#[test]
+fn r_aud_6_a_backup_whose_sequence_is_far_ahead_but_plausible_restores_and_numbers_stay_exact() {
+    // 2^40 changes is far more than any agent makes, yet well inside what JS reads exactly.
+    let r = Project::new("far-seq");
+    let good = good_backup(&r);
+    let file = r.0.join("far.db");
+    std::fs::copy(&good, &file).unwrap();
+    rusqlite::Connection::open(&file).unwrap().execute_batch("UPDATE agent SET last_seq = 1099511627776").unwrap();
+    restore_agent_memory(&r.layout(), "a", &file, T0 + 3).unwrap();
+    put(&r.gene("a"), "next", 1, T0 + 4);
+    let tx = r.audit().last().unwrap()["tx"].as_i64().unwrap();
+    assert_eq!(tx, (1 << 40) + 2, "the restore took 2^40 + 1, the write after it the next number");
+}

@@ -285,6 +285,15 @@ fn damaged_bundles_are_refused_whole_with_the_line() {
         (Box::new(|v| v["key"] = "k".repeat(1025).into()), "at most 1024"),
         (Box::new(|v| v["entryId"] = "00".into()), "entryId"),
         (Box::new(|v| v["extra"] = 1.into()), "unknown field"),
+        // What a restore used to take from a backup (R-HOST-1b): a bundle never did.
+        (Box::new(|v| v["retentionPolicy"]["maxRetentionDays"] = (-1).into()), "maxRetentionDays"),
+        (Box::new(|v| v["retentionPolicy"]["autoDeleteOnTermination"] = 7.into()), "autoDeleteOnTermination"),
+        (Box::new(|v| v["retentionPolicy"]["anonymizationSupported"] = 9.into()), "anonymizationSupported"),
+        (Box::new(|v| v["creatorDomain"] = "../../etc".into()), "domain"),
+        (Box::new(|v| v["updatedAt"] = 9e18.into()), "updatedAt"),
+        (Box::new(|v| v["updatedAt"] = "+275760-09-13T00:00:00.000Z".into()), "updatedAt"),
+        (Box::new(|v| v["createdAt"] = "1969-12-31T23:59:59.999Z".into()), "createdAt"),
+        (Box::new(|v| v["updatedAt"] = "2000-01-01T00:00:00.000Z".into()), "before createdAt"),
     ];
     for (edit, needle) in cases {
         let e = refuse(&edit_line(&good, big, edit));

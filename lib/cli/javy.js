@@ -90,11 +90,13 @@ function runJavy(javy, args) {
 /** Compiles `source` (a file of `gene`) with Javy into the gene's gene.wasm; returns its bytes. */
 async function compileWithJavy(gene, source, io, env = process.env) {
   const shown = path.join(gene.where, path.basename(source))
-  const javy = findJavy(env)
-  if (!javy) throw new CliError(`compiling ${shown} to WebAssembly needs Javy, and no javy binary is on PATH: ${INSTALL}`)
+  // The source is judged before the toolchain is looked for: no Javy would help an async gene.
   const text = fs.readFileSync(source, 'utf8')
-  const async = ASYNC_EXPRESS.find((re) => re.test(text))
-  if (async) throw new CliError(`${shown} declares an async express: a gene compiled to WASM (Javy, QuickJS) has no event loop; make express synchronous, or run the gene under Node (--no-sandbox)`)
+  if (ASYNC_EXPRESS.some((re) => re.test(text))) {
+    throw new CliError(`${shown} declares an async express (E0025): a gene compiled to WASM needs a synchronous express, since Javy (QuickJS) has no event loop; return the value instead of a Promise, or leave the gene uncompiled to run it under Node`)
+  }
+  const javy = findJavy(env)
+  if (!javy) throw new CliError(`compiling ${shown} to WebAssembly needs Javy, and no javy binary is on PATH (E0024): ${INSTALL}`)
   const code = transpile(text, source, 'cjs', null)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-javy-'))
   try {
@@ -108,9 +110,9 @@ async function compileWithJavy(gene, source, io, env = process.env) {
       process.stderr.write('rotifer: interrupted; javy was stopped and nothing was written\n')
       process.exit(130)
     }
-    if (r.timedOut) throw new CliError(`javy did not finish compiling ${shown} within ${JAVY_TIMEOUT_MS / 1000} s; it was stopped`)
-    if (r.error) throw new CliError(`javy could not run (${r.error.code || r.error.message}): ${INSTALL}`)
-    if (r.status !== 0) throw new CliError(`javy failed to compile ${shown} (exit ${r.status}): ${r.stderr.trim().split('\n').slice(-3).join(' ') || 'no message'}`)
+    if (r.timedOut) throw new CliError(`javy did not finish compiling ${shown} within ${JAVY_TIMEOUT_MS / 1000} s (E0024); it was stopped`)
+    if (r.error) throw new CliError(`javy could not run (${r.error.code || r.error.message}) (E0024): ${INSTALL}`)
+    if (r.status !== 0) throw new CliError(`javy failed to compile ${shown} (exit ${r.status}, E0024): ${r.stderr.trim().split('\n').slice(-3).join(' ') || 'no message'}`)
     const bytes = fs.readFileSync(out)
     fs.writeFileSync(path.join(gene.dir, 'gene.wasm'), bytes)
     return bytes

@@ -66,6 +66,9 @@ const tree = {
     get compile() { return load('./commands/compile').compile },
     get run() { return load('./commands/run').run },
     get test() { return load('./commands/test').test },
+    get hello() { return load('./commands/hello').hello },
+    get scan() { return load('./commands/scan').scan },
+    get doctor() { return load('./commands/doctor').doctor },
   },
   /** What `rotifer --help` says of the commands above; a test holds them to the commands' own. */
   summaries: {
@@ -75,6 +78,9 @@ const tree = {
     compile: 'compile a gene into gene.ir.wasm (or --check it) and print its Gene ID (v2)',
     run: 'run one gene on its own, outside any agent (memory calls are denied)',
     test: "run a gene's test suite (or the standard checks) against a fresh test memory",
+    hello: 'quick start: create and run an agent from a template, one that remembers',
+    scan: 'list candidate genes in code (exported functions), or agent skills with --skills',
+    doctor: 'check the toolchain, the native binding, memory and the sandbox',
   },
 }
 
@@ -200,7 +206,7 @@ function groupHelp(node) {
     ...items(h, names.map((n) => [n, (node.summaries && node.summaries[n]) || node.commands[n].summary])),
     '',
     h.boxWrap(`Run "${fullName(node)} <command> --help" for the options of a command.` +
-      (node === tree ? ' The project root is the nearest folder upwards holding rotifer.json, else the current folder.' : ''), h.helpWidth),
+      (node === tree ? ' The project root is the nearest folder upwards holding rotifer.json; outside one, list, agent, compile, test and wrap refuse to run, and the memory commands take the current folder.' : ''), h.helpWidth),
   ].join('\n')
 }
 
@@ -258,9 +264,10 @@ async function main(argv, io) {
     const args = parseArgs(rest, node)
     // `rotifer init` makes a new project: it needs none, and a broken one above must not stop it.
     if (node.needsProject === false) return await node.run({ ...args, cwd: process.cwd(), io })
-    const { findProjectRoot, checkProjectFile } = require('./project')
+    const { findProjectRoot, checkProjectFile, NOT_IN_PROJECT } = require('./project')
     root = findProjectRoot(process.cwd())
-    checkProjectFile(root)
+    // Upstream's project commands (list, agent, compile, test, wrap, hello) need rotifer.json.
+    if (checkProjectFile(root) === null && node.needsProject === true) throw new CliError(NOT_IN_PROJECT)
     return await node.run({ ...args, root, io })
   } catch (e) {
     io.err(`error: ${oneLine(withAgentNames(messageOf(e), root))}`)

@@ -27,6 +27,9 @@ const SOURCE_FILES = ['index.ts', 'index.js', 'index.mjs']
 const IR_FILE = 'gene.ir.wasm'
 const WASM_FILE = 'gene.wasm'
 
+/** Upstream's refusal of a project command outside a project (exit 1). */
+const NOT_IN_PROJECT = "Not in a Rotifer project. Run 'rotifer init' first."
+
 /** True when `name` is a gene name. */
 function isGeneName(name) {
   return typeof name === 'string' && name.length <= MAX_GENE_NAME && GENE_NAME.test(name) && !name.includes('..')
@@ -76,6 +79,24 @@ function genesDirOf(root) {
 }
 
 /**
+ * The gene folder `dir` of `name` and the files it uses, each resolved through its symlinks:
+ * an error when any of them lies outside the project (a folder or file linked in from
+ * elsewhere), as a genes_dir outside it is. What runs is only ever the project's own.
+ */
+function checkInsideProject(root, name, dir, files) {
+  const top = fs.realpathSync(root)
+  const inside = (p) => {
+    const rel = path.relative(top, fs.realpathSync(p))
+    return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel)
+  }
+  for (const p of [dir, ...files.filter(Boolean)]) {
+    if (inside(p)) continue
+    const shown = path.relative(root, p)
+    throw new CliError(`gene "${name}": ${shown} leads through a symlink to ${fs.realpathSync(p)}, outside the project ${root}; a gene is loaded only from inside its project: copy the gene into ${path.relative(root, dir)}${path.sep} instead of linking it`)
+  }
+}
+
+/**
  * The files of the gene folder `dir`: `{ source, ir, wasm }`, each a path or null. `source` is
  * the first of index.ts, index.js, index.mjs.
  */
@@ -90,8 +111,9 @@ function geneFiles(dir) {
  * ir, rawWasm, compiled, phenotype, id, domain, fidelity }`. `entry` is the source (or null);
  * `wasm` is the WASM file that runs (gene.ir.wasm, else gene.wasm when there is no source), or
  * null when the gene runs under Node. Does not run the gene's code; `lib/runtime/` does that.
+ * A gene needs a runnable file unless `phenotypeOnly` (what `rotifer compile` accepts).
  */
-function readGene(root, name) {
+function readGene(root, name, { phenotypeOnly = false } = {}) {
   checkGeneName(name)
   const genesDir = genesDirOf(root)
   const dir = path.join(genesDir, name)
@@ -102,11 +124,13 @@ function readGene(root, name) {
   }
   const phenotypeFile = path.join(dir, 'phenotype.json')
   if (!isFile(phenotypeFile)) {
+    checkInsideProject(root, name, dir, [])
     throw new CliError(`gene "${name}" has no ${rel('phenotype.json')} (E0020); run 'rotifer wrap ${name}' to write one`)
   }
-  const phenotype = readPhenotype(phenotypeFile, rel('phenotype.json'))
   const files = geneFiles(dir)
-  if (!files.source && !files.ir && !files.wasm) {
+  checkInsideProject(root, name, dir, [phenotypeFile, files.source, files.ir, files.wasm])
+  const phenotype = readPhenotype(phenotypeFile, rel('phenotype.json'))
+  if (!files.source && !files.ir && !files.wasm && !phenotypeOnly) {
     const wat = isFile(path.join(dir, 'gene.wat')) ? ` (${rel('gene.wat')} is text: compile it to ${rel(WASM_FILE)}, e.g. with wat2wasm)` : ''
     throw new CliError(`gene "${name}" has no ${SOURCE_FILES.map(rel).join(', ')}, ${rel(IR_FILE)} or ${rel(WASM_FILE)}${wat}`)
   }
@@ -150,6 +174,31 @@ function geneFolders(root) {
 }
 
 /**
+ * For a compiled `gene` (from readGene) about to run with an agent's memory: an error when
+ * another gene folder of the project has the same Gene ID (v2). The id is upstream's hash of
+ * phenotype.json, not of the code, so a WASM gene shipping another's phenotype byte for byte
+ * would read that gene's CREATOR_GENE_ONLY entries as its own. A folder linked to this one is
+ * the same gene; folders that do not read are skipped.
+ */
+function checkOwnIdentity(root, gene) {
+  const own = fs.realpathSync(gene.dir)
+  for (const folder of geneFolders(root)) {
+    const dir = path.join(genesDirOf(root), folder)
+    let id
+    try {
+      if (fs.realpathSync(dir) === own) continue
+      id = geneV2Id(JSON.parse(fs.readFileSync(path.join(dir, 'phenotype.json'), 'utf8')))
+    } catch {
+      continue
+    }
+    if (id === gene.id) {
+      const other = path.relative(root, dir)
+      throw new CliError(`gene "${gene.name}" is compiled WASM with the same Gene ID (v2) as ${other}${path.sep} (${id}): its phenotype.json is that gene's, byte for byte, so it would read that gene's own memory; give it a phenotype of its own (its name, domain or version), or remove one of the two folders`)
+    }
+  }
+}
+
+/**
  * v2 id → gene name for every readable gene of the project, to name the creators of memory
  * entries. Genes that do not read cleanly are skipped: this only decorates output.
  */
@@ -167,6 +216,6 @@ function geneNamesById(root) {
 }
 
 module.exports = {
-  findProjectRoot, checkProjectFile, projectNote, canonicalJson, geneV2Id, readGene, sourceOnly, geneFiles, geneFolders, geneNamesById, genesDirOf,
-  GENE_NAME, GENE_NAME_RULE, isGeneName, checkGeneName, SOURCE_FILES, IR_FILE, WASM_FILE,
+  findProjectRoot, checkProjectFile, projectNote, canonicalJson, geneV2Id, readGene, checkOwnIdentity, sourceOnly, geneFiles, geneFolders, geneNamesById, genesDirOf,
+  NOT_IN_PROJECT, GENE_NAME, GENE_NAME_RULE, isGeneName, checkGeneName, SOURCE_FILES, IR_FILE, WASM_FILE,
 }

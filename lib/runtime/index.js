@@ -7,7 +7,7 @@
 
 const path = require('node:path')
 const { CliError } = require('../cli/errors')
-const { readGene, sourceOnly } = require('../cli/project')
+const { readGene, sourceOnly, checkOwnIdentity } = require('../cli/project')
 const { problemsText } = require('../json-schema')
 const { GeneWorker } = require('./deadline')
 const { failureOf, geneFailure, InvalidInput } = require('./failures')
@@ -15,6 +15,9 @@ const { leaves } = require('../formats/composition')
 const { readFitnessState, writeFitnessState } = require('../formats/fitness-state')
 const { evaluate } = require('./composition')
 const { runTryPool } = require('./try-pool')
+const { gateGene } = require('./l0-gate')
+
+const toStderr = (line) => process.stderr.write(`${line}\n`)
 
 const { DEFAULT_TIMEOUT_SECONDS, DEFAULT_INPUT } = require('./defaults')
 /** How much of an input or output a --verbose step line shows. */
@@ -38,12 +41,16 @@ async function runAgent({ root, agent, input, seconds, notice, step = null, noSa
   for (const name of leaves(node)) {
     if (genes.has(name)) continue
     try {
-      const gene = readGene(root, name)
-      genes.set(name, noSandbox ? sourceOnly(gene) : gene)
+      const gene = noSandbox ? sourceOnly(readGene(root, name)) : readGene(root, name)
+      if (gene.wasm) checkOwnIdentity(root, gene)
+      genes.set(name, gene)
     } catch (e) {
       throw new CliError(`agent "${agent.name}": ${e.message}`)
     }
   }
+  // The L0 gate, before any gene's code is loaded (--no-sandbox does not skip it). The schemas
+  // compile in the worker, at load, before anything runs.
+  for (const gene of genes.values()) gateGene(gene, { seconds, notice: notice || toStderr })
   const deadline = Date.now() + seconds * 1000
   const worker = new GeneWorker({ memory: { agentId: agent.id, root }, seconds })
   try {
@@ -110,22 +117,33 @@ function schemaName(gene, schema) {
  * `check(schema, value, seconds?)` checks a value against `'input'`, `'output'` or `{ schema,
  * where }` in the gene's thread, within the same bound (null: it conforms; else its problems);
  * `compile(schema)` only compiles it (a CliError names a broken one).
+ * `stop()` (a signal handler's) stops a WASM gene in the sandbox at once, so that the thread it
+ * runs on can be ended: a thread in native code cannot be until the gene returns.
  */
-function geneRunner({ gene, memory, seconds }) {
+function geneRunner({ gene, memory, seconds, notice = toStderr }) {
   const worker = new GeneWorker({ memory, seconds })
   const deadline = (s) => Date.now() + s * 1000
   // The check has `s` seconds from when it starts; starting the thread and compiling the schema
   // are bounded apart, by the default timeout or a longer `seconds`.
   const outer = () => deadline(Math.max(seconds, DEFAULT_TIMEOUT_SECONDS))
   const checkWithin = (schema, value, s = seconds) => worker.check(gene, schema, value, { deadline: outer(), seconds: s, what: schemaName(gene, schema) })
-  return {
-    load: () => worker.load(gene, deadline(seconds)),
+  const runner = {
+    seconds,
+    /** How the gene loaded (`node`, `direct` or `wasi`), once it has. */
+    kind: null,
+    load: async () => {
+      gateGene(gene, { seconds, notice })
+      runner.kind = await worker.load(gene, deadline(seconds))
+      return runner.kind
+    },
     /** Runs on `input`; `options.seconds` gives this run its own timeout. */
     run: (input, options = {}) => worker.run(gene, input, { deadline: deadline(options.seconds || seconds), seconds: options.seconds || seconds }),
     check: (schema, value, s) => checkWithin(schema, value, s || seconds),
     compile: (schema) => checkWithin(schema, undefined),
     close: () => worker.close(),
+    stop: () => require('./wasm-host').interruptWasmGenes(),
   }
+  return runner
 }
 
 /** What is wrong with an input `gene` was given, naming its phenotype, the fields and the rules. */
@@ -137,7 +155,8 @@ function inputMessage(gene, problems) {
  * Runs `gene` once on `input` with memory `{ agentId, root }`: loading and running within
  * `seconds`. The input is checked against the gene's inputSchema first.
  */
-async function runGene({ gene, memory, input, seconds }) {
+async function runGene({ gene, memory, input, seconds, notice = toStderr }) {
+  gateGene(gene, { seconds, notice })
   const deadline = Date.now() + seconds * 1000
   const worker = new GeneWorker({ memory, seconds })
   try {

@@ -5,15 +5,16 @@
 // - A case whose input conforms to the inputSchema is positive: the gene must succeed, and its
 //   output must equal `expectedOutput` and conform to `expectedSchema` when they are given, and to
 //   the outputSchema always; or fail with the code `expectedError` names.
-// - A case whose input violates the inputSchema is negative: the gene must handle it. Crashing
-//   (its thread dying, a WASM trap, a timeout, an unusable output) fails; refusing (throwing, an
-//   error envelope) passes, with the code `expectedError` names if given; returning an output
-//   passes only when the case declares it (`expectedOutput` or `expectedSchema`).
+// - A case whose input violates the inputSchema is refused before the gene runs, with
+//   INVALID_INPUT, as every run refuses it (agent run, run, runGene: one rule). The case passes
+//   when it expects that refusal (no expectation, or `expectedError` INVALID_INPUT); one that
+//   expects an output or another error fails, saying so.
 // - With `config`, `fuzzIterations` inputs generated from the inputSchema with `seed` must not
 //   crash the gene, and what it returns must conform to the outputSchema.
-// `report(line)` receives each line as soon as it is known; the result is `{ passed, failed,
-// skipped }`. Every schema check runs in the gene's thread (`runner.check`), within the case's
-// timeout: a check that does not finish fails its case, and Ctrl-C stops it.
+// `report(line)` receives each line as soon as it is known; with `verbose`, each run's input and
+// output (or error) follow its line. The result is `{ passed, failed, skipped }`. Every schema
+// check runs in the gene's thread (`runner.check`), within the case's timeout: a check that does
+// not finish fails its case, and Ctrl-C stops it.
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -23,7 +24,8 @@ const { CliError, GeneFailure, describeError } = require('../cli/errors')
 const { printable } = require('../cli/format')
 const { problemsText } = require('../json-schema')
 const { sampleInput, fuzzInput } = require('./inputs')
-const { TIMEOUT, SchemaTimeout } = require('./failures')
+const { TIMEOUT, SchemaTimeout, failureOf, geneFailure } = require('./failures')
+const { evaluateL0 } = require('./l0-gate')
 
 const DEFAULT_FUZZ_ITERATIONS = 10
 const DEFAULT_SEED = 1
@@ -81,19 +83,26 @@ async function judgePositive(gene, testCase, outcome, check, caseSchema) {
   return outputProblem(testCase, output, check, caseSchema, true)
 }
 
-/** Judges a negative case's outcome (its input violates the inputSchema); null when it passed. */
-async function judgeNegative(gene, testCase, outcome, check, caseSchema) {
-  const { output, error } = outcome
-  if (error) {
-    if (crashed(gene, error)) return `the gene crashed on an input its inputSchema forbids, instead of refusing it: ${whatFailed(error)}`
-    if ('expectedError' in testCase && error.code !== testCase.expectedError) return `expected error ${testCase.expectedError}, got ${error.code} (${whatFailed(error)})`
-    return null
+/** The refusal every run gives an input outside the inputSchema (runtime/index.js's rule). */
+function refusal(gene, problems) {
+  return geneFailure(gene, failureOf('INVALID_INPUT', `the input does not match the inputSchema of ${path.join(gene.where, 'phenotype.json')}: ${problemsText(problems)}`))
+}
+
+/** Judges a case whose input violates the inputSchema (refused, never run); null when it passed. */
+function judgeRefused(testCase) {
+  const why = 'its input is outside the inputSchema, and every run refuses such an input with INVALID_INPUT before the gene runs'
+  if ('expectedError' in testCase && testCase.expectedError !== 'INVALID_INPUT') return `expected error ${testCase.expectedError}, got INVALID_INPUT: ${why}; fix the input, or expect "INVALID_INPUT"`
+  if ('expectedOutput' in testCase || 'expectedSchema' in testCase) return `the case expects an output, but ${why}; fix the input or the inputSchema, or expect "INVALID_INPUT"`
+  return null
+}
+
+/** The --verbose lines of one run: its input, then its output or its error. */
+function runLines(input, { output, error }) {
+  const text = (v) => {
+    const t = JSON.stringify(v)
+    return t.length > 200 ? `${t.slice(0, 200)}…` : t
   }
-  if ('expectedError' in testCase) return `expected error ${testCase.expectedError}, got an output: ${JSON.stringify(output)}`
-  if (!('expectedOutput' in testCase) && !caseSchema) {
-    return `the gene returned an output for an input its inputSchema forbids, and the case declares none: ${JSON.stringify(output).slice(0, 200)}; declare it with "expectedOutput" or "expectedSchema" if that is right, or refuse the input`
-  }
-  return outputProblem(testCase, output, check, caseSchema, false)
+  return [`        input:  ${text(input)}`, error ? `        error:  ${whatFailed(error)}` : `        output: ${text(output)}`]
 }
 
 function label(testCase, i) {
@@ -101,7 +110,7 @@ function label(testCase, i) {
 }
 
 /** Runs `suite` (from readTestSuite); see the file's comment. */
-async function runSuite({ gene, suite, runner, report }) {
+async function runSuite({ gene, suite, runner, report, verbose = false }) {
   await runner.compile('input')
   await runner.compile('output')
   const where = path.join(gene.where, 'testsuite.json')
@@ -120,17 +129,20 @@ async function runSuite({ gene, suite, runner, report }) {
     const check = (schema, value) => runner.check(schema, value, seconds)
     let illegal = null
     let problem
+    let outcome = {}
     try {
       illegal = await check('input', testCase.input)
-      const outcome = await attempt(runner, testCase.input, seconds)
-      problem = illegal ? await judgeNegative(gene, testCase, outcome, check, caseSchemas[i]) : await judgePositive(gene, testCase, outcome, check, caseSchemas[i])
+      outcome = illegal ? { error: refusal(gene, illegal) } : await attempt(runner, testCase.input, seconds)
+      problem = illegal ? judgeRefused(testCase) : await judgePositive(gene, testCase, outcome, check, caseSchemas[i])
     } catch (e) {
       // A check stopped at the case's timeout fails the case; the next one gets a new thread.
       if (!(e instanceof SchemaTimeout)) throw e
       problem = e.message
+      outcome = { error: e }
     }
-    const note = illegal ? ` (input outside the inputSchema: ${problemsText(illegal, 1)})` : ''
+    const note = illegal ? ` (input outside the inputSchema: ${problemsText(illegal, 1)}; refused, INVALID_INPUT)` : ''
     line(problem, label(testCase, i) + note)
+    if (verbose) runLines(testCase.input, outcome).forEach((l) => report(l))
   }
   if (suite.config) await fuzz(gene, suite.config, runner, line)
   return tally
@@ -145,8 +157,15 @@ async function fuzz(gene, config, runner, line) {
   let refused = 0
   for (let i = 0; i < iterations; i++) {
     const input = fuzzInput(gene.phenotype.inputSchema, seed, i)
-    const { output, error } = await attempt(runner, input)
     const replay = `(iteration ${i + 1}, input ${JSON.stringify(input).slice(0, 200)}; the same seed replays it)`
+    let illegal
+    try {
+      illegal = await runner.check('input', input)
+    } catch (e) {
+      if (!(e instanceof SchemaTimeout)) throw e
+      return line(`${e.message} ${replay}`, text)
+    }
+    const { output, error } = illegal ? { error: refusal(gene, illegal) } : await attempt(runner, input)
     if (error && crashed(gene, error)) return line(`the gene crashed: ${whatFailed(error)} ${replay}`, text)
     if (error) {
       refused++
@@ -165,11 +184,22 @@ async function fuzz(gene, config, runner, line) {
 }
 
 /**
+ * What to write when a gene failed on the sample input `{}` because its inputSchema lists no
+ * properties (the phenotype upstream's wrap writes); '' otherwise.
+ */
+function openSchemaHint(gene, input) {
+  const props = gene.phenotype.inputSchema && gene.phenotype.inputSchema.properties
+  if (Object.keys(input).length > 0 || (props && typeof props === 'object' && Object.keys(props).length > 0)) return ''
+  const file = path.join(gene.where, 'phenotype.json')
+  return `; the inputSchema of ${file} lists no properties, so the sample input was {}: write the fields express reads there, like "properties": {"code": {"type": "string"}}, "required": ["code"], or run rotifer wrap ${gene.name} to derive them from the TypeScript types of express`
+}
+
+/**
  * Upstream's standard checks, for a gene with no testsuite.json: the schemas compile, a sample
  * input made from the inputSchema conforms to it, the gene has a file to run, runs on the sample
  * and returns an output (not null) that conforms to the outputSchema.
  */
-async function runStandardChecks({ gene, runner, report }) {
+async function runStandardChecks({ gene, runner, report, verbose = false }) {
   const tally = { passed: 0, failed: 0, skipped: 0 }
   const check = (problem, text) => {
     tally[problem ? 'failed' : 'passed']++
@@ -209,13 +239,16 @@ async function runStandardChecks({ gene, runner, report }) {
   let ran = false
   try {
     await runner.load()
+    if (illegal) throw refusal(gene, illegal)
     output = await runner.run(input)
     ran = true
   } catch (e) {
-    check(whatFailed(e), 'runs on the sample input')
+    check(whatFailed(e) + openSchemaHint(gene, input), 'runs on the sample input')
+    if (verbose) runLines(input, { error: e }).forEach((l) => report(l))
   }
   if (ran) {
     check(output === null ? 'the gene returned null' : null, 'runs on the sample input')
+    if (verbose) runLines(input, { output }).forEach((l) => report(l))
     if (output !== null) {
       const checked = outputBad ? {} : await problemsOf('output', output)
       const problems = checked.problems
@@ -231,4 +264,40 @@ async function runStandardChecks({ gene, runner, report }) {
   return tally
 }
 
-module.exports = { runSuite, runStandardChecks }
+/**
+ * Upstream's `--compliance` checks, those that are local, after the suite or the standard checks
+ * (`runner` loaded): C1 the gene runs in the WASM sandbox, C3 the L0 gate passes, C4 the
+ * phenotype has every field of the gene standard (fidelity too), C6 the IR module passes
+ * verification without a warning. C2 and C5 (the fuel and F(g) metrics of a run) are skipped:
+ * the sandbox meters fuel, but a run here does not report what it used. Adds to `tally`.
+ */
+function runCompliance({ gene, runner, report, tally }) {
+  const check = (problem, text) => {
+    tally[problem ? 'failed' : 'passed']++
+    report(problem ? `  FAIL  ${text}: ${problem}` : `  ok    ${text}`)
+  }
+  const skip = (text, why) => {
+    tally.skipped++
+    report(`  skip  ${text}: ${why}`)
+  }
+  report('Compliance checks')
+  const c1 = 'C1 sandbox execution: the gene runs in the WASM sandbox'
+  if (!gene.wasm) skip(c1, `the gene is not compiled (run rotifer compile ${gene.name})`)
+  else check(runner.kind && runner.kind !== 'node' ? null : 'it did not load into the sandbox', `${c1} (${runner.kind})`)
+  skip('C2 fuel consumption', 'the sandbox meters fuel, but a run does not report what it used')
+  const l0 = evaluateL0(gene, runner.seconds)
+  check(l0.kind === 'pass' ? null : l0.detail, `C3 L0 gate${l0.kind === 'pass' ? `: PASS (${l0.checksPerformed} checks)` : ''}`)
+  const missing = ['domain', 'inputSchema', 'outputSchema', 'version', 'fidelity'].filter((f) => !(f in gene.phenotype))
+  check(missing.length ? `missing fields: ${missing.join(', ')}` : null, 'C4 phenotype compliance: every field of the gene standard is present')
+  skip('C5 fitness computability', 'it needs the fuel a run used, which is not reported')
+  const c6 = 'C6 IR segment integrity'
+  if (!gene.ir) {
+    skip(c6, `there is no ${path.join(gene.where, 'gene.ir.wasm')}`)
+  } else {
+    const v = native.verifyIr(fs.readFileSync(gene.ir))
+    check(v.errors.length || v.warnings.length ? [...v.errors, ...v.warnings.map((w) => `WARN: ${w}`)].join('; ') : null, c6)
+  }
+  return tally
+}
+
+module.exports = { runSuite, runStandardChecks, runCompliance }

@@ -12,12 +12,14 @@ const memory = require('../../index.js')
 const { CliError } = require('../cli/errors')
 const { geneFiles, SOURCE_FILES, IR_FILE, WASM_FILE } = require('../cli/project')
 const { findProjectRoot } = require('../formats/project-config')
+const { resolveGeneFolder } = require('./gene-folder')
 const { geneV2Id, readPhenotype } = require('../formats/phenotype')
 const { problemsText } = require('../json-schema')
 const { GeneWorker } = require('../runtime/deadline')
 const { geneSchemas } = require('../runtime/schemas')
 const { TIMEOUT, failureOf, geneFailure } = require('../runtime/failures')
 const { DEFAULT_TIMEOUT_SECONDS, DEFAULT_INPUT } = require('../runtime')
+const { gateGene } = require('../runtime/l0-gate')
 
 /** A usage mistake of these helpers: a TypeError naming the argument and what it must be. */
 function argumentError(message) {
@@ -33,14 +35,15 @@ function isDirectory(p) {
 }
 
 /**
- * The gene in folder `folder` (a path, relative to the working directory), read as the CLI
- * reads a gene of its project: `{ name, root, dir, where, entry, wasm, phenotype, id, domain }`.
- * Its project root (for the TypeScript cache) is the nearest folder above holding rotifer.json.
+ * The gene in folder `folder` (a path; a relative one from the project root of the calling file,
+ * see gene-folder.js), read as the CLI reads a gene of its project: `{ name, root, dir, where,
+ * entry, wasm, phenotype, id, domain }`. Its project root (for the TypeScript cache) is the
+ * nearest folder above holding rotifer.json.
  */
 function readGeneFolder(folder, what) {
   if (typeof folder !== 'string' || folder === '') throw argumentError(`${what}: the gene folder must be a path string, not ${folder === '' ? 'an empty string' : typeof folder}`)
-  const dir = path.resolve(folder)
-  if (!isDirectory(dir)) throw new CliError(`${what}: there is no gene folder ${dir}`)
+  const { dir, from } = resolveGeneFolder(folder)
+  if (!isDirectory(dir)) throw new CliError(`${what}: there is no gene folder ${dir} (${JSON.stringify(folder)} is resolved from ${from})`)
   const root = findProjectRoot(dir)
   const where = path.relative(process.cwd(), dir) || '.'
   const phenotypeFile = path.join(dir, 'phenotype.json')
@@ -140,6 +143,8 @@ async function runGene(folder, input = DEFAULT_INPUT, options = undefined) {
   if (problems) {
     throw geneFailure(gene, failureOf('INVALID_INPUT', `the input does not match the inputSchema of ${path.join(gene.where, 'phenotype.json')}: ${problemsText(problems)}`))
   }
+  // The L0 gate, as every run passes it, before the gene's code is loaded.
+  gateGene(gene, { seconds, notice: (line) => process.emitWarning(line.replace(/^warning: /, ''), 'L0GateWarning') })
   const own = given ? null : memory.createTestMemory()
   const target = given || own
   const worker = takeWorker()

@@ -2,15 +2,12 @@
 //! host function this sandbox provides (with its exact type), and the exports fit one of the
 //! two modes. A module that fails any of these never runs, and the message names what is wrong.
 
+use crate::abi::{is_memory_call, listed, HostFn, HOST_FUNCTIONS, V, WASI};
 use crate::engine;
 use crate::limits::MAX_MODULE_BYTES;
 use crate::state::RunState;
+use crate::abi::V::I32;
 use wasmtime::{ExternType, FuncType, InstancePre, Module, ValType};
-
-/// The module of the playground's host functions.
-pub const ROTIFER: &str = "rotifer";
-/// The WASI module a command gene imports.
-pub const WASI: &str = "wasi_snapshot_preview1";
 
 /// How a gene is called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,54 +25,6 @@ impl GeneKind {
             GeneKind::Wasi => "wasi",
         }
     }
-}
-
-/// Value types, as the signatures below write them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum V {
-    I32,
-    I64,
-}
-
-/// One host function: module, name, parameters, results.
-struct HostFn(&'static str, &'static str, &'static [V], &'static [V]);
-
-use V::{I32, I64};
-
-const MEMORY_CALL: (&[V], &[V]) = (&[I32, I32, I32, I32], &[I32]);
-
-/// Every function a gene may import, with its type.
-const HOST_FUNCTIONS: &[HostFn] = &[
-    HostFn(ROTIFER, "readMemory", MEMORY_CALL.0, MEMORY_CALL.1),
-    HostFn(ROTIFER, "writeMemory", MEMORY_CALL.0, MEMORY_CALL.1),
-    HostFn(ROTIFER, "queryMemory", MEMORY_CALL.0, MEMORY_CALL.1),
-    HostFn(ROTIFER, "deleteMemory", MEMORY_CALL.0, MEMORY_CALL.1),
-    HostFn(ROTIFER, "log", &[I32, I32, I32], &[]),
-    HostFn(ROTIFER, "readContext", &[I32, I32, I32, I32], &[I32]),
-    HostFn(ROTIFER, "remainingBudget", &[], &[I64]),
-    HostFn(ROTIFER, "logicalTimestamp", &[], &[I64]),
-    HostFn("env", "log", &[I32, I32], &[]),
-    HostFn(WASI, "fd_read", &[I32, I32, I32, I32], &[I32]),
-    HostFn(WASI, "fd_write", &[I32, I32, I32, I32], &[I32]),
-    HostFn(WASI, "fd_close", &[I32], &[I32]),
-    HostFn(WASI, "fd_seek", &[I32, I64, I32, I32], &[I32]),
-    HostFn(WASI, "fd_fdstat_get", &[I32, I32], &[I32]),
-    HostFn(WASI, "environ_sizes_get", &[I32, I32], &[I32]),
-    HostFn(WASI, "environ_get", &[I32, I32], &[I32]),
-    HostFn(WASI, "args_sizes_get", &[I32, I32], &[I32]),
-    HostFn(WASI, "args_get", &[I32, I32], &[I32]),
-    HostFn(WASI, "clock_time_get", &[I32, I64, I32], &[I32]),
-    HostFn(WASI, "random_get", &[I32, I32], &[I32]),
-    HostFn(WASI, "proc_exit", &[I32], &[]),
-];
-
-pub fn is_memory_call(module: &str, name: &str) -> bool {
-    module == ROTIFER && rotifer_memory_core::wasm::Call::from_name(name).is_some()
-}
-
-/// The host functions, as a message lists them.
-fn listed(of: impl Fn(&HostFn) -> bool) -> String {
-    HOST_FUNCTIONS.iter().filter(|f| of(f)).map(|f| format!("{}.{}", f.0, f.1)).collect::<Vec<_>>().join(", ")
 }
 
 fn signature(params: &[String], results: &[String]) -> String {
@@ -140,6 +89,7 @@ pub fn load_until(bytes: &[u8], what: &str, deadline_ms: Option<i64>) -> Result<
     if bytes.len() > MAX_MODULE_BYTES {
         return Err(format!("{what} is {} bytes; the sandbox compiles modules of at most {} MiB", bytes.len(), MAX_MODULE_BYTES >> 20));
     }
+    crate::bounds::within_compile_bounds(bytes, what)?;
     let engine = engine::engine()?;
     let interrupts = engine::interrupts();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -243,7 +193,7 @@ pub fn check(module: Module, what: &str) -> Result<GeneModule, String> {
             return Err(format!("{what} exports a {} memory; a gene's memory is a plain 32-bit one", if m.is_shared() { "shared" } else { "64-bit" }));
         }
     }
-    let pre = crate::run::linker()?.instantiate_pre(&module).map_err(|e| format!("{what} cannot be linked to the sandbox's host functions ({})", first_line(&e)))?;
+    let pre = crate::linker::linker()?.instantiate_pre(&module).map_err(|e| format!("{what} cannot be linked to the sandbox's host functions ({})", first_line(&e)))?;
     Ok(GeneModule { module, pre, kind, uses_memory })
 }
 

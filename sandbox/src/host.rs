@@ -3,60 +3,23 @@
 //! and `logicalTimestamp` are answered here. Every call costs fuel, so a gene that only calls the
 //! host still runs out.
 
-use crate::check::ROTIFER;
-use crate::limits::{HOST_CALL_FUEL, HOST_FUEL_PER_64_BYTES};
+use crate::abi::ROTIFER;
+use crate::guest::{charge, memory_of, pay, pay_after, range};
+use crate::limits::{FUEL_PER_MEMORY_BYTE, HOST_CALL_FUEL, HOST_FUEL_PER_64_BYTES};
 use crate::state::RunState;
 use rotifer_memory_core::time::CallTime;
-use rotifer_memory_core::wasm::{Call, DEADLINE_PASSED};
-use wasmtime::{AsContextMut, Caller, Extern, Linker, Memory};
+use rotifer_memory_core::wasm::{Call, DEADLINE_PASSED, MAX_REQUEST_BYTES};
+use wasmtime::{Caller, Linker};
 
 const LEVELS: [&str; 4] = ["debug", "info", "warn", "error"];
 
-/// The gene's exported memory.
-pub fn memory_of(caller: &mut Caller<'_, RunState>) -> Option<Memory> {
-    match caller.get_export("memory") {
-        Some(Extern::Memory(m)) => Some(m),
-        _ => None,
-    }
-}
-
-/// Takes `units` of fuel; false when there is less left, which is left as it is: the call
-/// answers -4 (or its errno), and the gene may still return (or runs out on its own).
-pub fn pay(store: &mut impl AsContextMut, units: u64) -> bool {
-    let mut store = store.as_context_mut();
-    let fuel = store.get_fuel().unwrap_or(0);
-    fuel >= units && store.set_fuel(fuel - units).is_ok()
-}
-
-/// Takes what a call has already done and cannot refuse any more (a response produced): as much
-/// of `units` as is left.
-pub fn pay_after(store: &mut impl AsContextMut, units: u64) {
-    let mut store = store.as_context_mut();
-    let fuel = store.get_fuel().unwrap_or(0);
-    let _ = store.set_fuel(fuel.saturating_sub(units));
-}
-
-/// The fuel of a host call moving `bytes`: every host function costs at least `HOST_CALL_FUEL`.
-pub fn cost(bytes: usize) -> u64 {
-    HOST_CALL_FUEL + (bytes as u64 / 64) * HOST_FUEL_PER_64_BYTES
-}
-
-/// Takes the fuel a host call moving `bytes` costs (see `pay`).
-pub fn charge(store: &mut impl AsContextMut, bytes: usize) -> bool {
-    pay(store, cost(bytes))
-}
-
-/// `[ptr, ptr + len)` inside a memory of `size` bytes (wasm32 pointers are unsigned).
-pub fn range(ptr: i32, len: i32, size: usize) -> Option<std::ops::Range<usize>> {
-    let (start, len) = (ptr as u32 as usize, len as u32 as usize);
-    let end = start.checked_add(len)?;
-    (end <= size).then_some(start..end)
-}
-
+/// A memory call: its request paid for by the byte before it is read (a request over the
+/// protocol's bound is refused unread, so no more is charged), the response it made by the byte
+/// after, whether or not it fitted in `out`.
 fn memory_call(mut caller: Caller<'_, RunState>, call: Call, req: i32, req_len: i32, out: i32, out_cap: i32) -> i32 {
-    let moved = (req_len as u32 as usize).min(1 << 22);
+    let read = (req_len as u32 as usize).min(MAX_REQUEST_BYTES + 1);
     let now = CallTime::system();
-    if !charge(&mut caller, moved) {
+    if !pay(&mut caller, HOST_CALL_FUEL + read as u64 * FUEL_PER_MEMORY_BYTE) {
         return DEADLINE_PASSED;
     }
     let Some(memory) = memory_of(&mut caller) else { return DEADLINE_PASSED };
@@ -66,14 +29,15 @@ fn memory_call(mut caller: Caller<'_, RunState>, call: Call, req: i32, req_len: 
         return host.out_of_bounds(now.ms()).code;
     };
     let reply = host.call(call, &data[req], out.len(), now);
-    let mut produced = 0;
+    let made = host.made();
+    let mut copied = 0;
     if let Some(bytes) = &reply.out {
-        produced = bytes.len();
-        let n = bytes.len().min(out.len());
-        data[out.start..out.start + n].copy_from_slice(&bytes[..n]);
+        copied = bytes.len().min(out.len());
+        data[out.start..out.start + copied].copy_from_slice(&bytes[..copied]);
     }
-    // The response was made: a large one (a query) costs its size, even if that spends the fuel.
-    pay_after(&mut caller, (produced as u64 / 64) * HOST_FUEL_PER_64_BYTES);
+    // The work is done: it costs its size, even if that spends the fuel (the gene then stops at
+    // its next instruction).
+    pay_after(&mut caller, made as u64 * FUEL_PER_MEMORY_BYTE + (copied as u64 / 64) * HOST_FUEL_PER_64_BYTES);
     reply.code
 }
 
@@ -99,7 +63,8 @@ fn log(mut caller: Caller<'_, RunState>, level: &str, ptr: i32, len: i32) {
 
 /// `readContext(key_ptr, key_len, out_ptr, out_cap) -> i32`: the JSON of the context's
 /// top-level `key` written at `out`; 0 when there is no such key; -1 when it does not fit, the
-/// key is not UTF-8, or a range lies outside memory.
+/// key is not UTF-8, or a range lies outside memory. The key is paid for before it is read, the
+/// value's JSON by the byte after.
 fn read_context(mut caller: Caller<'_, RunState>, key: i32, key_len: i32, out: i32, out_cap: i32) -> i32 {
     if !charge(&mut caller, key_len as u32 as usize) {
         return DEADLINE_PASSED;
@@ -110,13 +75,17 @@ fn read_context(mut caller: Caller<'_, RunState>, key: i32, key_len: i32, out: i
     let Ok(key) = std::str::from_utf8(&data[key]) else { return -1 };
     let Some(value) = state.context.get(key) else { return 0 };
     let bytes = serde_json::to_vec(value).unwrap_or_default();
-    match range(out, out_cap, data.len()) {
+    let made = bytes.len() as u64 * FUEL_PER_MEMORY_BYTE;
+    let written = match range(out, out_cap, data.len()) {
         Some(out) if bytes.len() <= out.len() => {
             data[out.start..out.start + bytes.len()].copy_from_slice(&bytes);
             bytes.len() as i32
         }
         _ => -1,
-    }
+    };
+    // Encoded whether or not it fitted: paid for as a memory call's response is.
+    pay_after(&mut caller, made);
+    written
 }
 
 /// Milliseconds since the epoch, each later than the one before in this run.

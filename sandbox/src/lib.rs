@@ -6,16 +6,21 @@
 //! `run` runs it once; `cache` keeps compiled modules by content hash; `ir` reads and writes
 //! the playground's IR custom sections (`rotifer compile`). Nothing here knows Node.js.
 
-pub mod cache;
-mod check;
-mod engine;
-mod host;
-pub mod ir;
+// In dependency order: each module uses only those above it.
 pub mod limits;
 pub mod logs;
-mod run;
 mod state;
+mod engine;
+mod abi;
+mod bounds;
+mod guest;
+mod host;
 mod wasi;
+mod linker;
+mod check;
+mod run;
+pub mod cache;
+pub mod ir;
 
 pub use check::{check, load, GeneKind, GeneModule};
 pub use engine::interrupt_all;

@@ -7,24 +7,10 @@ use crate::engine;
 use crate::limits::{MAX_OUTPUT_BYTES, MEMORY_CAP_BYTES, TABLE_ELEMENTS_CAP};
 use crate::logs::{LogLimits, LogSink, RunLog};
 use crate::state::{HostLimit, ProcExit, RunState, Stop};
-use crate::{host, wasi};
+use crate::guest;
 use rotifer_memory_core::memory::{GeneMemory, GeneOptions};
 use rotifer_memory_core::wasm::WasmHost;
-use std::sync::OnceLock;
-use wasmtime::{Error, Instance, Linker, Store, StoreLimitsBuilder, Trap, UpdateDeadline};
-
-/// The linker every gene is instantiated with: all host functions, defined once.
-pub(crate) fn linker() -> Result<&'static Linker<RunState>, String> {
-    static LINKER: OnceLock<Result<Linker<RunState>, String>> = OnceLock::new();
-    LINKER
-        .get_or_init(|| {
-            let mut linker = Linker::new(engine::engine()?);
-            host::link(&mut linker).and_then(|_| wasi::link(&mut linker)).map_err(|e| format!("the sandbox's host functions could not be defined: {e}"))?;
-            Ok(linker)
-        })
-        .as_ref()
-        .map_err(Clone::clone)
-}
+use wasmtime::{Error, Instance, Store, StoreLimitsBuilder, Trap, UpdateDeadline};
 
 /// What a run is given besides its module and input.
 pub struct RunOptions {
@@ -159,7 +145,7 @@ fn direct(store: &mut Store<RunState>, instance: Instance, input: &[u8], fuel: u
         },
         Err(_) => 0,
     };
-    let Some(at) = host::range(ptr, len, memory.data_size(&*store)) else {
+    let Some(at) = guest::range(ptr, len, memory.data_size(&*store)) else {
         return failed("INVALID_OUTPUT", format!("alloc({len}) returned {}, which leaves no room for the input in the gene's memory", ptr as u32));
     };
     memory.data_mut(&mut *store)[at].copy_from_slice(input);

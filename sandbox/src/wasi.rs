@@ -4,9 +4,9 @@
 //! JSON; stdout is collected (bounded) and is the output; stderr goes to the run's bounded log.
 //! There are no files, sockets or directories to reach.
 
-use crate::check::WASI;
-use crate::host::{charge, memory_of, pay, range};
-use crate::limits::{FUEL_PER_SCANNED_BYTE, HOST_CALL_FUEL, MAX_IOVECS, MAX_OUTPUT_BYTES, MAX_STDERR_SCAN};
+use crate::abi::WASI;
+use crate::guest::{charge, memory_of, pay, range};
+use crate::limits::{FUEL_PER_IOVEC, FUEL_PER_SCANNED_BYTE, HOST_CALL_FUEL, MAX_IOVECS, MAX_OUTPUT_BYTES, MAX_STDERR_SCAN};
 use crate::state::{HostLimit, ProcExit, RunState};
 use wasmtime::{Caller, Error, Linker};
 
@@ -35,6 +35,13 @@ fn iovecs(data: &[u8], iovs: i32, count: i32) -> Result<Vec<std::ops::Range<usiz
     Ok(out)
 }
 
+/// Takes the fuel of a read or write naming `count` buffers, before they are walked: each one
+/// costs, even an empty one (a count over `MAX_IOVECS` is refused unread, for the call's fee).
+fn pay_iovecs(caller: &mut Caller<'_, RunState>, count: i32) -> bool {
+    let walked = if count as u32 <= MAX_IOVECS { count as u32 as u64 } else { 0 };
+    pay(caller, HOST_CALL_FUEL + walked * FUEL_PER_IOVEC)
+}
+
 fn put_u32(data: &mut [u8], at: i32, value: u32) -> bool {
     match range(at, 4, data.len()) {
         Some(r) => {
@@ -46,7 +53,7 @@ fn put_u32(data: &mut [u8], at: i32, value: u32) -> bool {
 }
 
 fn fd_read(mut caller: Caller<'_, RunState>, fd: i32, iovs: i32, count: i32, nread: i32) -> i32 {
-    if !charge(&mut caller, 0) {
+    if !pay_iovecs(&mut caller, count) {
         return ENOSYS;
     }
     if fd != 0 {
@@ -76,7 +83,7 @@ fn fd_read(mut caller: Caller<'_, RunState>, fd: i32, iovs: i32, count: i32, nre
 /// most `MAX_STDERR_SCAN` bytes of one write are looked at, each byte and each line paid for in
 /// fuel, the rest dropped unread), so one call's work is bounded whatever the gene asks.
 fn fd_write(mut caller: Caller<'_, RunState>, fd: i32, iovs: i32, count: i32, nwritten: i32) -> Result<i32, Error> {
-    if !charge(&mut caller, 0) {
+    if !pay_iovecs(&mut caller, count) {
         return Ok(ENOSYS);
     }
     if fd != 1 && fd != 2 {

@@ -1,77 +1,10 @@
 //! The sandbox end to end, on modules written in WAT (R-RUN-5).
 
+mod common;
+
+use common::*;
 use rotifer_memory_core::{create_agent_memory, DataPolicy, GeneOptions, Layout};
-use rotifer_memory_sandbox::logs::{LogLimits, LogSink};
-use rotifer_memory_sandbox::{load, run, GeneKind, Outcome, Report, RunOptions};
-use std::sync::{Arc, Mutex};
-
-const GENE: &str = "v2:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-
-#[derive(Clone, Default)]
-struct Lines(Arc<Mutex<Vec<String>>>);
-impl LogSink for Lines {
-    fn line(&mut self, line: &str) {
-        self.0.lock().unwrap().push(line.to_string());
-    }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64
-}
-
-struct Run {
-    memory: GeneOptions,
-    deadline_ms: Option<i64>,
-    fuel: u64,
-    context: serde_json::Value,
-    log_limits: LogLimits,
-    lines: Lines,
-}
-
-impl Default for Run {
-    fn default() -> Run {
-        Run {
-            memory: GeneOptions { agent_id: None, gene_id: Some(GENE.into()), domain: Some("test".into()), root: None },
-            deadline_ms: Some(now_ms() + 20_000),
-            fuel: 500_000_000,
-            context: serde_json::json!({ "agent_id": "cli", "timestamp": 5 }),
-            log_limits: LogLimits::default(),
-            lines: Lines::default(),
-        }
-    }
-}
-
-impl Run {
-    fn go(self, wat: &str, input: &str) -> Report {
-        let bytes = wat::parse_str(wat).expect("valid WAT");
-        let gene = load(&bytes, "gene \"t\"").expect("loads");
-        let serde_json::Value::Object(context) = self.context else { panic!() };
-        run(&gene, input.as_bytes(), RunOptions {
-            gene_name: "t".into(),
-            memory: self.memory,
-            deadline_ms: self.deadline_ms,
-            fuel: self.fuel,
-            context,
-            log_limits: self.log_limits,
-            log: Box::new(self.lines.clone()),
-        })
-        .expect("the sandbox works")
-    }
-}
-
-fn output(r: &Report) -> &str {
-    match &r.outcome {
-        Outcome::Output(s) => s,
-        other => panic!("expected an output, got {other:?}"),
-    }
-}
-
-fn failure(r: &Report) -> (&str, &str) {
-    match &r.outcome {
-        Outcome::Failed { code, message } => (code, message),
-        other => panic!("expected a failure, got {other:?}"),
-    }
-}
+use rotifer_memory_sandbox::{load, GeneKind, Outcome};
 
 const ECHO: &str = r#"(module (memory (export "memory") 1)
   (func (export "express") (param $p i32) (param $n i32) (result i32)

@@ -79,6 +79,10 @@ struct Line<'a> {
     tx_line: Option<u32>,
     actor: Option<&'a str>,
     key: Option<&'a str>,
+    /// The whole key's length in UTF-8 bytes, when `key` shows only its beginning (a change
+    /// line's key past `CHANGE_KEY_JSON_BYTES`); `entryId` names the whole key.
+    #[serde(rename = "keyBytes", skip_serializing_if = "Option::is_none")]
+    key_bytes: Option<u64>,
     #[serde(rename = "entryId")]
     entry_id: Option<String>,
     category: Option<&'static str>,
@@ -183,6 +187,12 @@ impl<'a> AuditBatch<'a> {
 
     pub fn is_empty(&self) -> bool {
         self.lines.is_empty()
+    }
+
+    /// The lines recorded so far, as they would be written.
+    #[cfg(test)]
+    pub(crate) fn lines_for_test(&self) -> &[u8] {
+        &self.lines
     }
 
     /// Appends one line for a change or a quota rejection. A rejection counts against the
@@ -308,8 +318,15 @@ impl<'a> AuditBatch<'a> {
         }
     }
 
+    /// A line; a change line's key cut to `CHANGE_KEY_JSON_BYTES` of JSON, its length given.
     fn push(&mut self, action: Action, actor: Actor<'_>, s: Subject<'_>, denial: Option<Denial<'_>>, quota: Option<QuotaFacts>) {
-        let mut line = make_line(self.agent_id, self.now, action, actor, s, denial, quota);
+        let cut = s.key.filter(|_| action.is_change()).and_then(fit_change_key);
+        let subject = Subject { key: cut.as_deref().or(s.key), ..s };
+        let mut line = make_line(self.agent_id, self.now, action, actor, subject, denial, quota);
+        if cut.is_some() {
+            line.entry_id = s.key.map(|k| entry_id(self.agent_id, k));
+            line.key_bytes = s.key.map(|k| k.len() as u64);
+        }
         if action.is_change() {
             line.tx = self.tx;
             line.tx_line = self.next_tx_line();
@@ -368,6 +385,7 @@ fn make_line<'l>(agent_id: &'l str, now: i64, action: Action, actor: Actor<'l>, 
             Actor::System => None,
         },
         key: s.key,
+        key_bytes: None,
         entry_id: s.key.map(|k| entry_id(agent_id, k)),
         category: s.category.map(Category::as_str),
         size: s.size,
@@ -518,6 +536,42 @@ pub fn flush_all_denial_logs() {
     }
 }
 
+/// How many bytes a change line's key takes in JSON at most (its escapes counted: a control
+/// character takes 6). A longer key shows its beginning, `…`, and `keyBytes`; its `entryId`
+/// (SHA-256 of the whole key) names it. So a change line stays under about 700 bytes whatever
+/// its key, and a gene rewriting one long key makes us write a fraction of what SQLite writes
+/// for the same change (a page of WAL, 4 KiB, at the least).
+pub const CHANGE_KEY_JSON_BYTES: usize = 256;
+
+/// The bytes `c` takes inside a JSON string as written here (serde's escapes, and
+/// `escape_line_separators`).
+fn json_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        '\u{85}' | '\u{2028}' | '\u{2029}' => 6,
+        c if (c as u32) < 0x20 => 6,
+        c => c.len_utf8(),
+    }
+}
+
+/// A change line's `key` when the whole one would take more than `CHANGE_KEY_JSON_BYTES` of
+/// JSON: its first characters, then `…`, within that; `None` if it fits whole.
+fn fit_change_key(key: &str) -> Option<String> {
+    if key.chars().map(json_len).sum::<usize>() <= CHANGE_KEY_JSON_BYTES {
+        return None;
+    }
+    let room = CHANGE_KEY_JSON_BYTES - '…'.len_utf8();
+    let mut used = 0;
+    let end = key
+        .char_indices()
+        .find(|(_, c)| {
+            used += json_len(*c);
+            used > room
+        })
+        .map_or(key.len(), |(i, _)| i);
+    Some(format!("{}…", &key[..end]))
+}
+
 /// `key` cut to at most `REFUSAL_KEY_BYTES` (on a character boundary), with `…` when cut.
 fn shorten_key(key: &str) -> std::borrow::Cow<'_, str> {
     if key.len() <= REFUSAL_KEY_BYTES {
@@ -645,6 +699,42 @@ mod tests {
         assert!(text.contains("\\u2028") && text.contains("\\u2029") && text.contains("\\u0085"));
         let v: serde_json::Value = serde_json::from_str(text.trim_end()).unwrap();
         assert_eq!(v["key"], evil);
+    }
+
+    #[test]
+    fn r_aud_3_a_change_line_shows_at_most_256_bytes_of_json_of_its_key() {
+        let gene = format!("v2:{}", "a".repeat(64));
+        let cases = [
+            ("\u{1}".repeat(1024), true),
+            ("é".repeat(512), true),
+            ("\"".repeat(1024), true),
+            ("\u{2028}".repeat(300), true),
+            ("a".repeat(1024), true),
+            ("a".repeat(CHANGE_KEY_JSON_BYTES), false),
+            ("\u{1}".repeat(CHANGE_KEY_JSON_BYTES / 6), false),
+        ];
+        for (key, cut) in cases {
+            for action in [Action::Create, Action::Update, Action::Delete, Action::Evict, Action::Expire] {
+                let mut b = AuditBatch::new("agent", 0).in_transaction(7);
+                b.record(action, Actor::Gene(&gene), Subject { key: Some(&key), category: Some(Category::Cache), size: Some(1025) }, None);
+                let text = String::from_utf8(b.lines.clone()).unwrap();
+                assert!(text.len() < 700, "{} bytes for a key of {}", text.len(), key.len());
+                let v: serde_json::Value = serde_json::from_str(text.trim_end()).unwrap();
+                let shown = v["key"].as_str().unwrap();
+                let shown_json = serde_json::to_string(shown).unwrap();
+                assert!(shown_json.len() <= CHANGE_KEY_JSON_BYTES + 2 + 12, "{} bytes of key JSON", shown_json.len());
+                assert_eq!(v["entryId"], entry_id("agent", &key), "the entry id names the whole key");
+                if cut {
+                    let kept = shown.strip_suffix('…').unwrap();
+                    assert!(key.starts_with(kept) && kept.len() > 30, "{shown:?}");
+                    assert_eq!(v["keyBytes"], key.len());
+                } else {
+                    assert_eq!(shown, key);
+                    assert!(v.get("keyBytes").is_none());
+                }
+                assert_eq!((v["tx"].as_i64(), v["txLine"].as_i64()), (Some(7), Some(1)));
+            }
+        }
     }
 
     #[test]

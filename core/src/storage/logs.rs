@@ -7,7 +7,7 @@ use super::watch::{Look, PathWatch};
 use crate::error::{MemoryError, Result, DISK_FULL};
 use std::collections::HashMap;
 use std::fs::{self, File, Metadata, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -61,8 +61,13 @@ pub fn append_lines(path: &Path, bytes: &[u8], look: Look, prepare: &dyn Fn() ->
         refuse_untrusted_file(path, &meta)?;
         let end = log.append(path, &meta, bytes)?;
         if let Some(r) = rotation.filter(|r| end >= r.max_size) {
-            // Best effort: the lines are written, and the next append past the size tries again.
-            let _ = log.rotate(path, r);
+            // Best effort: the lines are written, and an append past the size a second or more
+            // after a failed rotation tries again (a rotation reads the files that go). Other
+            // appends of the process need not wait for it: the rotation's lock orders it.
+            drop(appending);
+            if log.may_rotate() && log.rotate(path, r).is_err() {
+                log.rotation_failed();
+            }
         }
         return Ok(());
     }
@@ -89,10 +94,14 @@ fn write_failed(path: &Path, e: std::io::Error) -> MemoryError {
 // Rotation (R-AUD-7)
 
 /// How a log rotates: past `max_size` bytes it is renamed, and `keep` renamed files are kept.
+/// The files that go leave, of every agent's lines in them, the latest `per_agent` bytes in the
+/// log's kept file (`kept_path`): one agent's activity never removes another's last lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rotation {
     pub max_size: u64,
     pub keep: u32,
+    /// Bytes of each agent's latest lines that survive the files that go (0: none).
+    pub per_agent: u64,
 }
 
 /// `audit.jsonl` → `audit.<n>.jsonl` (`n` ≥ 1; `n` = 0 is the log itself).
@@ -102,6 +111,12 @@ pub fn rotated_path(path: &Path, n: u32) -> PathBuf {
     }
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     path.with_file_name(format!("{stem}.{n}.jsonl"))
+}
+
+/// The file of the lines kept from rotated files that went: `audit.jsonl` → `audit.kept.jsonl`.
+pub fn kept_path(path: &Path) -> PathBuf {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!("{stem}.kept.jsonl"))
 }
 
 /// The lock file that serialises rotation with appends: `audit.jsonl` → `audit.lock`.
@@ -243,7 +258,12 @@ struct OpenLog {
     /// The file's size after this process's last whole append, `u64::MAX` if unknown: at that
     /// size, the file ends with a line of ours and needs no look at its last byte.
     end: AtomicU64,
+    /// When a rotation failed last, if one did: the next is tried `ROTATION_RETRY` later.
+    rotation_failed_at: Mutex<Option<std::time::Instant>>,
 }
+
+/// How long after a failed rotation the next is tried.
+const ROTATION_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Held for one append to any log of the process.
 static APPENDING: Mutex<()> = Mutex::new(());
@@ -266,7 +286,7 @@ impl OpenLog {
         }
         let watch = watch.and_then(|w| w.file(path));
         let lock = LogLock::open(path)?;
-        Ok(Arc::new(OpenLog { file, lock, watch, end: AtomicU64::new(u64::MAX) }))
+        Ok(Arc::new(OpenLog { file, lock, watch, end: AtomicU64::new(u64::MAX), rotation_failed_at: Mutex::new(None) }))
     }
 
     /// Whether the file ends with a partial line (an earlier append that failed part-way), to
@@ -319,6 +339,15 @@ impl OpenLog {
         }
     }
 
+    /// Whether a rotation may be tried now: none failed in the last `ROTATION_RETRY`.
+    fn may_rotate(&self) -> bool {
+        self.rotation_failed_at.lock().unwrap_or_else(|e| e.into_inner()).is_none_or(|t| t.elapsed() >= ROTATION_RETRY)
+    }
+
+    fn rotation_failed(&self) {
+        *self.rotation_failed_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::time::Instant::now());
+    }
+
     /// Renames the log (which this append left at `r.max_size` or more) to `.1`, `.1` to `.2`
     /// …, and drops the one past `r.keep`, under the exclusive lock: no append runs meanwhile.
     /// Another process may have rotated first: then the path names another file, and nothing
@@ -331,9 +360,20 @@ impl OpenLog {
             _ => return Ok(()),
         }
         let keep = r.keep.max(1);
-        match fs::remove_file(rotated_path(path, keep)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-            _ => {}
+        // The files that go: `keep`, and any numbered past it (`keep` was lowered), oldest
+        // first. Each agent's latest lines in them are kept first; then they are removed.
+        let mut going = rotated_numbers(path);
+        going.retain(|n| *n >= keep);
+        going.sort_unstable_by(|a, b| b.cmp(a));
+        let going: Vec<PathBuf> = going.into_iter().map(|n| rotated_path(path, n)).collect();
+        if !going.is_empty() {
+            keep_agents_lines(path, &going, r.per_agent)?;
+        }
+        for p in &going {
+            match fs::remove_file(p) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
         }
         for n in (1..keep).rev() {
             match fs::rename(rotated_path(path, n), rotated_path(path, n + 1)) {
@@ -410,7 +450,11 @@ pub const DEFAULT_KEEP: u32 = 8;
 pub const MIN_MAX_SIZE: u64 = 1024;
 pub const MAX_KEEP: u32 = 1000;
 
-pub const DEFAULT_ROTATION: Rotation = Rotation { max_size: DEFAULT_MAX_SIZE, keep: DEFAULT_KEEP };
+/// Of every agent's lines in the rotated files that go, the latest 1 MiB (some 3,000 lines)
+/// are kept (`audit.kept.jsonl`), whatever other agents do.
+pub const DEFAULT_PER_AGENT: u64 = 1024 * 1024;
+
+pub const DEFAULT_ROTATION: Rotation = Rotation { max_size: DEFAULT_MAX_SIZE, keep: DEFAULT_KEEP, per_agent: DEFAULT_PER_AGENT };
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -475,11 +519,18 @@ pub fn parse_rotation(file: &Path, text: &[u8]) -> Result<Rotation> {
             }
             ("maxSize", serde_json::Value::Number(n)) if n.as_u64().is_some() => r.max_size = n.as_u64().unwrap_or(0),
             ("maxSize", v) => return Err(bad(".maxSize", format!("is {v}: give a size such as \"64MB\" or \"512KB\" (1 KB = 1024 bytes), or a number of bytes"))),
+            ("keepPerAgent", serde_json::Value::String(t)) => {
+                r.per_agent = crate::quota::parse_size(t).map_err(|why| bad(".keepPerAgent", why))?;
+            }
+            ("keepPerAgent", serde_json::Value::Number(n)) if n.as_u64().is_some() => r.per_agent = n.as_u64().unwrap_or(0),
+            ("keepPerAgent", v) => {
+                return Err(bad(".keepPerAgent", format!("is {v}: give how much of each agent's latest lines to keep when rotated files go, a size such as \"1MB\", or 0 for none")))
+            }
             ("keep", v) => match v.as_u64() {
                 Some(k) if (1..=MAX_KEEP as u64).contains(&k) => r.keep = k as u32,
                 _ => return Err(bad(".keep", format!("is {v}: give how many rotated files to keep, a whole number from 1 to {MAX_KEEP} (default {DEFAULT_KEEP})"))),
             },
-            (other, _) => return Err(bad(&format!(".{other}"), "is not a setting: the audit settings are \"maxSize\" and \"keep\"".into())),
+            (other, _) => return Err(bad(&format!(".{other}"), "is not a setting: the audit settings are \"maxSize\", \"keep\" and \"keepPerAgent\"".into())),
         }
     }
     if r.max_size < MIN_MAX_SIZE {
@@ -495,9 +546,48 @@ pub fn parse_rotation(file: &Path, text: &[u8]) -> Result<Rotation> {
 /// under the log's lock shared, so no rotation runs meanwhile, and no line is lost to one that
 /// runs while they are read (a renamed or dropped file stays readable through its descriptor).
 /// Rotated files are never written again; the log itself is read only up to its size then.
+///
+/// The kept file (`kept_path`) comes first: its lines are older than any numbered file's. A
+/// numbered file it names as taken in (a rotation cut short between writing it and removing
+/// the file) is left out, so that no line is read twice.
 pub(crate) fn open_files(path: &Path) -> Result<Vec<(PathBuf, File, u64)>> {
     let lock = if fs::symlink_metadata(lock_path(path)).is_ok() { LogLock::open(path).ok() } else { None };
     let _shared = lock.as_ref().and_then(|l| l.hold(libc::LOCK_SH).ok());
+    let mut numbers = rotated_numbers(path);
+    numbers.sort_unstable_by(|a, b| b.cmp(a));
+    numbers.push(0);
+    let mut files = Vec::new();
+    let mut taken_in: Vec<FileStamp> = Vec::new();
+    let kept = kept_path(path);
+    if let Some(f) = open_log_for_reading(&kept)? {
+        let len = f.metadata().map_err(|e| unreadable(&kept, e))?.len();
+        taken_in = read_kept_header(&f).map_err(|e| unreadable(&kept, e))?;
+        files.push((kept, f, len));
+    }
+    for n in numbers {
+        let p = rotated_path(path, n);
+        if let Some(f) = open_log_for_reading(&p)? {
+            let meta = f.metadata().map_err(|e| unreadable(&p, e))?;
+            if n > 0 && taken_in.contains(&FileStamp::of(&meta)) {
+                continue;
+            }
+            files.push((p, f, meta.len()));
+        }
+    }
+    Ok(files)
+}
+
+/// The log file at `p` opened for reading (never through a link), `None` if there is none.
+fn open_log_for_reading(p: &Path) -> Result<Option<File>> {
+    match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(p) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(unreadable(p, e)),
+    }
+}
+
+/// The numbers `n` ≥ 1 of the rotated files (`<name>.<n>.jsonl`) beside the log at `path`.
+fn rotated_numbers(path: &Path) -> Vec<u32> {
     let mut numbers: Vec<u32> = Vec::new();
     let dir = path.parent().unwrap_or(Path::new("."));
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -510,21 +600,174 @@ pub(crate) fn open_files(path: &Path) -> Result<Vec<(PathBuf, File, u64)>> {
             }
         }
     }
-    numbers.sort_unstable_by(|a, b| b.cmp(a));
-    numbers.push(0);
-    let mut files = Vec::new();
-    for n in numbers {
-        let p = rotated_path(path, n);
-        match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC).open(&p) {
-            Ok(f) => {
-                let len = f.metadata().map_err(|e| unreadable(&p, e))?.len();
-                files.push((p, f, len));
+    numbers
+}
+
+// ---------------------------------------------------------------------------------------------
+// Each agent's latest lines, kept when their files go (R-AUD-7)
+
+/// What tells a rotated file apart: device, inode, size and modification time. Rotated files
+/// are never written again, so a file that matches is the one that was taken in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct FileStamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    #[serde(rename = "mtimeNs")]
+    mtime_ns: i128,
+}
+
+impl FileStamp {
+    fn of(m: &Metadata) -> FileStamp {
+        FileStamp { dev: m.dev(), ino: m.ino(), size: m.len(), mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()) }
+    }
+}
+
+/// The kept file's first line: the rotated files whose lines it took in.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct KeptHeader {
+    #[serde(rename = "keptFrom")]
+    kept_from: Vec<FileStamp>,
+}
+
+/// Whether `line` is the kept file's first line, which readers skip (no audit line begins so).
+pub(crate) fn is_kept_header(line: &[u8]) -> bool {
+    line.starts_with(b"{\"keptFrom\":")
+}
+
+/// The files the kept file `f` names as taken in (none if it has no header).
+fn read_kept_header(f: &File) -> std::io::Result<Vec<FileStamp>> {
+    let mut first = Vec::new();
+    BufReader::new(f.take(1 << 20)).read_until(b'\n', &mut first)?;
+    if !is_kept_header(&first) {
+        return Ok(Vec::new());
+    }
+    Ok(serde_json::from_slice::<KeptHeader>(first.trim_ascii_end()).map(|h| h.kept_from).unwrap_or_default())
+}
+
+/// The agent a line is of, if it is a JSON object with an `agentId` string. Lines of ours start
+/// `{"ts":"<24 bytes>","agentId":"<id>"`, with an id of plain characters: read there without
+/// parsing the line (a rotation reads every line of the files that go, twice); any other line
+/// is parsed.
+fn agent_of(line: &[u8]) -> Option<String> {
+    const HEAD: &[u8] = b"{\"ts\":\"";
+    const AGENT: &[u8] = b"\",\"agentId\":\"";
+    let at = HEAD.len() + 24;
+    if line.starts_with(HEAD) && line.get(at..at + AGENT.len()) == Some(AGENT) {
+        let rest = &line[at + AGENT.len()..];
+        if let Some(end) = rest.iter().position(|b| *b == b'"') {
+            let id = &rest[..end];
+            if !id.is_empty() && id.iter().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(b)) {
+                return Some(String::from_utf8_lossy(id).into_owned());
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(unreadable(&p, e)),
         }
     }
-    Ok(files)
+    agent_of_parsed(line)
+}
+
+fn agent_of_parsed(line: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Of<'a> {
+        #[serde(rename = "agentId", borrow)]
+        agent_id: std::borrow::Cow<'a, str>,
+    }
+    serde_json::from_slice::<Of<'_>>(line).ok().map(|o| o.agent_id.into_owned())
+}
+
+/// Rewrites the kept file of the log at `path` with, for every agent, its latest lines (at
+/// most `per_agent` bytes of them, whole lines) among the kept file's lines and those of
+/// `going` (oldest first), in their order; the file names `going` as taken in. Written under
+/// a temporary name and renamed over the old one: a reader sees the old file or the new one.
+/// A file of `going` the old kept file already took in (a rotation cut short after writing it)
+/// is not read again. Lines that are not of an agent are not kept.
+///
+/// Two passes over the same bytes: the first counts each agent's bytes, the second keeps a
+/// line when the agent's bytes from it to its last line fit in `per_agent`. Memory: one count
+/// per agent.
+fn keep_agents_lines(path: &Path, going: &[PathBuf], per_agent: u64) -> std::io::Result<()> {
+    let kept = kept_path(path);
+    let old = match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(&kept) {
+        Ok(f) => Some(f),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    let taken_in = match &old {
+        Some(f) => read_kept_header(f)?,
+        None => Vec::new(),
+    };
+    let mut sources: Vec<(File, u64)> = Vec::new();
+    if let Some(f) = old {
+        let len = f.metadata()?.len();
+        sources.push((f, len));
+    }
+    let mut stamps = Vec::new();
+    let mut new_lines = false;
+    for p in going {
+        let f = match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(p) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        let meta = f.metadata()?;
+        let stamp = FileStamp::of(&meta);
+        stamps.push(stamp);
+        if !taken_in.contains(&stamp) {
+            sources.push((f, meta.len()));
+            new_lines = true;
+        }
+    }
+    if !new_lines {
+        return Ok(()); // nothing new to keep: the old kept file (if any) stays as it is
+    }
+    let each_line = |sources: &mut Vec<(File, u64)>, f: &mut dyn FnMut(&[u8]) -> std::io::Result<()>| -> std::io::Result<()> {
+        for (file, len) in sources.iter_mut() {
+            file.seek(SeekFrom::Start(0))?;
+            let mut reader = BufReader::with_capacity(1 << 16, (&*file).take(*len));
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                if reader.read_until(b'\n', &mut line)? == 0 {
+                    break;
+                }
+                if line.last() != Some(&b'\n') {
+                    line.push(b'\n'); // a cut-short last line stays one line
+                }
+                f(&line)?;
+            }
+        }
+        Ok(())
+    };
+    let mut totals: HashMap<String, u64> = HashMap::new();
+    each_line(&mut sources, &mut |line| {
+        if let Some(a) = agent_of(line.trim_ascii_end()) {
+            *totals.entry(a).or_default() += line.len() as u64;
+        }
+        Ok(())
+    })?;
+    let tmp = kept.with_file_name(format!("{}.tmp-{}", kept.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), super::files::unique_suffix()));
+    let written = (|| -> std::io::Result<()> {
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, create_private_file(&tmp)?);
+        serde_json::to_writer(&mut out, &KeptHeader { kept_from: stamps }).map_err(std::io::Error::other)?;
+        out.write_all(b"\n")?;
+        let mut before: HashMap<String, u64> = HashMap::new();
+        each_line(&mut sources, &mut |line| {
+            let Some(a) = agent_of(line.trim_ascii_end()) else { return Ok(()) };
+            let total = totals.get(&a).copied().unwrap_or(0);
+            let seen = before.entry(a).or_default();
+            let from_here = total - *seen;
+            *seen += line.len() as u64;
+            if from_here <= per_agent {
+                out.write_all(line)?;
+            }
+            Ok(())
+        })?;
+        out.into_inner().map_err(|e| e.into_error())?;
+        fs::rename(&tmp, &kept)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
 }
 
 fn unreadable(path: &Path, e: impl std::fmt::Display) -> MemoryError {
@@ -565,6 +808,25 @@ mod tests {
     }
 
     #[test]
+    fn r_aud_7_a_lines_agent_is_read_as_a_parser_reads_it() {
+        let gene = format!("v2:{}", "a".repeat(64));
+        let mut b = crate::storage::audit::AuditBatch::new("agent-1.x_y", 1_796_000_000_000);
+        b.deny(crate::storage::audit::Actor::Gene(&gene), Default::default(), crate::storage::audit::Denial { op: "read", code: "C", reason: "r" });
+        for line in [
+            b.lines_for_test().trim_ascii_end().to_vec(),
+            br#"{"agentId":"late","ts":"2026-12-01T00:00:00.000Z"}"#.to_vec(),
+            br#"{"ts":"2026-12-01T00:00:00.000Z","agentId":"a\u0062"}"#.to_vec(),
+            br#"{"ts":"2026-12-01T00:00:00.000Z","agentId":"quo\"te"}"#.to_vec(),
+            br#"{"ts":"2026-12-01T00:00:00.000Z","agentId":"cut"#.to_vec(),
+            b"not json".to_vec(),
+        ] {
+            assert_eq!(agent_of(&line), agent_of_parsed(&line), "{}", String::from_utf8_lossy(&line));
+        }
+        assert_eq!(agent_of(br#"{"ts":"2026-12-01T00:00:00.000Z","agentId":"a\u0062"}"#).as_deref(), Some("ab"));
+        assert_eq!(agent_of(b"{\"ts\":\"2026-12-01T00:00:00.000Z\",\"agentId\":\"agent-1.x_y\",\"action\":1}").as_deref(), Some("agent-1.x_y"));
+    }
+
+    #[test]
     fn r_aud_7_rotated_names() {
         let p = Path::new("/p/.rotifer/audit.jsonl");
         assert_eq!(rotated_path(p, 0), p);
@@ -577,8 +839,10 @@ mod tests {
         let f = Path::new("/p/rotifer.json");
         assert_eq!(parse_rotation(f, b"{}").unwrap(), DEFAULT_ROTATION);
         assert_eq!(parse_rotation(f, b"not json").unwrap(), DEFAULT_ROTATION);
-        assert_eq!(parse_rotation(f, br#"{"audit":{"maxSize":"2KB","keep":3}}"#).unwrap(), Rotation { max_size: 2048, keep: 3 });
-        assert_eq!(parse_rotation(f, br#"{"audit":{"maxSize":4096}}"#).unwrap(), Rotation { max_size: 4096, keep: DEFAULT_KEEP });
+        assert_eq!(parse_rotation(f, br#"{"audit":{"maxSize":"2KB","keep":3}}"#).unwrap(), Rotation { max_size: 2048, keep: 3, per_agent: DEFAULT_PER_AGENT });
+        assert_eq!(parse_rotation(f, br#"{"audit":{"keepPerAgent":"4KB"}}"#).unwrap().per_agent, 4096);
+        assert_eq!(parse_rotation(f, br#"{"audit":{"keepPerAgent":0}}"#).unwrap().per_agent, 0);
+        assert_eq!(parse_rotation(f, br#"{"audit":{"maxSize":4096}}"#).unwrap(), Rotation { max_size: 4096, ..DEFAULT_ROTATION });
         for (text, field) in [
             (r#"{"audit":{"maxSize":"64 parsecs"}}"#, "audit.maxSize"),
             (r#"{"audit":{"maxSize":"12"}}"#, "audit.maxSize"),
@@ -587,6 +851,8 @@ mod tests {
             (r#"{"audit":{"keep":2.5}}"#, "audit.keep"),
             (r#"{"audit":{"max_size":"1MB"}}"#, "audit.max_size"),
             (r#"{"audit":"64MB"}"#, "audit"),
+            (r#"{"audit":{"keepPerAgent":-1}}"#, "audit.keepPerAgent"),
+            (r#"{"audit":{"keepPerAgent":"lots"}}"#, "audit.keepPerAgent"),
         ] {
             let e = parse_rotation(f, text.as_bytes()).unwrap_err();
             assert!(e.message.contains("/p/rotifer.json") && e.message.contains(&format!("\"{field}\"")), "{text}: {}", e.message);

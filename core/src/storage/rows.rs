@@ -26,6 +26,10 @@ pub(crate) const LATEST_UPDATE_SQL: &str = "SELECT MAX(t) FROM (SELECT MAX(updat
      UNION ALL SELECT MAX(updated_at) FROM entries WHERE category = 2 \
      UNION ALL SELECT MAX(updated_at) FROM entries WHERE category = 3)";
 
+/// The highest sequence number (R-AUD-6) an agent takes: 2^53 - 1, the last integer a JS reader
+/// of the audit log's `tx` reads exactly. A write that would pass it is refused.
+pub const MAX_SEQ: i64 = (1 << 53) - 1;
+
 /// An entry with the facts only the store needs.
 #[derive(Debug, Clone)]
 pub struct StoredEntry {

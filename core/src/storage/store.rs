@@ -11,7 +11,7 @@ pub use super::schema::SCHEMA_VERSION;
 use super::integrity::{DbFile, Look};
 use super::lineage::{describe_orphaned, Found, Lineage};
 use super::opening::{configure_sqlite, open_connection, open_database_file};
-use super::rows::{data_version, next_expiry, EXPIRED_SQL, DELETE_EXPIRED_SQL, LATEST_UPDATE_SQL, LOAD_SQL};
+use super::rows::{data_version, next_expiry, MAX_SEQ, EXPIRED_SQL, DELETE_EXPIRED_SQL, LATEST_UPDATE_SQL, LOAD_SQL};
 use crate::access::Gene;
 use crate::storage::audit::{Action, Actor, AuditBatch, Subject};
 use crate::error::{storage, ErrorCode, MemoryError, Result};
@@ -316,6 +316,13 @@ impl AgentStore {
         let now = now.under_lock();
         let floor = guard.floor().latest(&tx)?;
         let agent = read_agent(&tx)?;
+        if !(0..MAX_SEQ).contains(&agent.last_seq) {
+            // Never reached by writes (2^53 of them); a database edited by hand can hold it.
+            return Err(storage(
+                &self.layout.db_path(&self.agent_id),
+                format!("numbers its changes up to {}, outside 0 to {MAX_SEQ}: it was edited or damaged, and no more change can be numbered. Nothing was changed: restore it from a backup", agent.last_seq),
+            ));
+        }
         // The changes' lines name the sequence number this transaction commits (R-AUD-6).
         let tx_seq = agent.last_seq + 1;
         let mut batch = AuditBatch::new(&self.agent_id, now).after_a_look().in_transaction(tx_seq);

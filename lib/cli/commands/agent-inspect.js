@@ -66,6 +66,7 @@ function shortTime(ts) {
 
 const list = {
   name: 'agent list',
+  needsProject: true,
   summary: 'list the agents of this project with their memory use',
   usage: 'rotifer agent list [--json] [--wide]',
   description: [
@@ -139,6 +140,7 @@ const list = {
 
 const show = {
   name: 'agent show',
+  needsProject: true,
   summary: "show an agent's record, data policy and memory use per category",
   usage: 'rotifer agent show <agent> [--json]',
   description: [

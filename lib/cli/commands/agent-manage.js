@@ -18,6 +18,7 @@ const describePolicy = policyText
 
 const update = {
   name: 'agent update',
+  needsProject: true,
   summary: "change an agent's memory quota and data policy",
   usage: 'rotifer agent update <agent> [--memory-quota <size>] [--allow-anonymization | --no-allow-anonymization] [--max-retention-days <N>|none]',
   description: [
@@ -105,6 +106,7 @@ const update = {
 
 const del = {
   name: 'agent delete',
+  needsProject: true,
   summary: 'delete an agent: its record and, unless --keep-memory, its memory',
   usage: 'rotifer agent delete <agent> [--keep-memory] [--yes]',
   description: [

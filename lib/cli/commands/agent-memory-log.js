@@ -56,6 +56,8 @@ function parseAction(text) {
 function mayConcernPrefix(l, prefix) {
   if (typeof l.key !== 'string') return REFUSALS.includes(l.action) && l.count !== undefined && l.count !== null
   if (l.key.startsWith(prefix)) return true
+  // A change line's long key shows its beginning, "…", and the whole key's length (keyBytes).
+  if (typeof l.keyBytes === 'number' && l.key.endsWith('…')) return prefix.startsWith(l.key.slice(0, -1))
   if (!REFUSALS.includes(l.action) || !l.key.endsWith('…')) return false
   const kept = l.key.slice(0, -1)
   return Buffer.byteLength(kept) > REFUSAL_KEY_BYTES - 4 && prefix.startsWith(kept)
@@ -261,8 +263,9 @@ const log = {
     'action, actor (a gene, shortened, with its name when it is in genes/ and there is room;',
     '"deployer"; or - for expiry and eviction), key, category, size, and for denials, quota',
     'rejections, restores and drops what happened. The rotated files (audit.<n>.jsonl, the',
-    'highest n oldest; see "audit" in rotifer.json) are read too. Lines that are not whole audit',
-    'lines are skipped, and their number is reported on stderr.',
+    'highest n oldest; see "audit" in rotifer.json) are read too, after audit.kept.jsonl (each',
+    "agent's latest lines from rotated files that went). Lines that are not whole audit lines",
+    'are skipped, and their number is reported on stderr.',
     'Lines fit the terminal (80 columns when stdout is not a terminal, or $COLUMNS): keys are cut',
     'with "…", and a detail that does not fit goes on the next line, indented (--wide: one line',
     'each, nothing cut, times as written). Lines are read and printed a page at a time; columns',

@@ -3,7 +3,8 @@
 // gene's WebAssembly into gene.ir.wasm with the playground's IR sections (the native sandbox's
 // compiler: the same checks the sandbox runs before a gene runs, then the IR checks), writes
 // `irHash` and `fidelity` into phenotype.json and .compile-result.json, and prints the Gene ID
-// (v2). A TypeScript gene goes through Javy first, when a `javy` binary is installed.
+// (v2). A TypeScript gene goes through Javy first, when a `javy` binary is installed. A gene
+// with only its phenotype.json needs --wasm <path>, else it gets upstream's Wrapped result.
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -19,6 +20,7 @@ function readWasm(file, where) {
   try {
     bytes = fs.readFileSync(file)
   } catch (e) {
+    if (e.code === 'ENOENT') throw new CliError(`WASM file not found: ${where} (E0022); build the module first (cargo build --target wasm32-unknown-unknown, asc, wat2wasm …) or give the path of the .wasm it wrote`)
     throw new CliError(`cannot read ${where} (${e.code || e.message})`)
   }
   if (!WebAssembly.validate(bytes)) throw new CliError(`${where} is not a valid WebAssembly module; build it again (from a .wat: wat2wasm gene.wat -o gene.wasm)`)
@@ -34,7 +36,8 @@ function sandbox() {
 
 /**
  * Which WebAssembly `rotifer compile` starts from, as upstream chooses: --wasm, the source
- * through Javy, gene.wasm; then gene.ir.wasm itself.
+ * through Javy, gene.wasm; then gene.ir.wasm itself. Null when the gene has only its phenotype:
+ * compile then writes a Wrapped result.
  */
 function inputOf(gene, options) {
   const rel = (f) => path.join(gene.where, path.basename(f))
@@ -44,13 +47,42 @@ function inputOf(gene, options) {
   // A compiled gene alone: compiled again from its IR (the rotifer.* sections are replaced).
   if (gene.ir && options.lang !== 'wasm') return { file: gene.ir, where: rel(gene.ir) }
   if (options.lang === 'wasm') throw new CliError(`gene "${gene.name}" has no ${path.join(gene.where, 'gene.wasm')} to compile (--lang wasm); build one, or give --wasm <path>`)
-  throw new CliError(`gene "${gene.name}" has nothing to compile: give it ${path.join(gene.where, 'gene.wasm')} (or --wasm <path>), or an index.ts for Javy`)
+  return null
+}
+
+/**
+ * Upstream's result for a gene with nothing to compile: `.compile-result.json` with fidelity
+ * Wrapped, no WASM and no IR hash. The phenotype is left as it is.
+ */
+function writeWrapped(gene, started, io) {
+  const id = geneV2Id(gene.phenotype)
+  const resultFile = path.join(gene.where, '.compile-result.json')
+  writeJsonAtomically(path.join(gene.dir, '.compile-result.json'), {
+    geneId: id.replace(/^v2:/, ''),
+    name: gene.name,
+    domain: gene.domain,
+    compiledAt: new Date().toISOString(),
+    fidelity: 'Wrapped',
+    wasmAvailable: false,
+    irHash: null,
+    wasmSize: 0,
+    codeSectionSize: 0,
+    durationMs: Date.now() - started,
+  })
+  io.err(`note: ${gene.where} has no index.ts, index.js, index.mjs or gene.wasm, so nothing was compiled: the result is Wrapped. To compile to Native, write the gene's express in index.ts (compiled with Javy), or give a module built elsewhere: rotifer compile ${gene.name} --wasm path/to/gene.wasm`)
+  io.out(`Gene "${gene.name}" validated (Wrapped fidelity): nothing to compile`)
+  io.out(`  Gene ID (v2)  ${id}`)
+  io.out(`  Domain        ${gene.domain}`)
+  io.out('  Fidelity      Wrapped')
+  io.out(`  Output        ${resultFile}`)
+  return 0
 }
 
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`
 
 const compile = {
   name: 'compile',
+  needsProject: true,
   summary: 'compile a gene into gene.ir.wasm (or --check it) and print its Gene ID (v2)',
   usage: 'rotifer compile <gene> [--check] [--wasm <path>] [--lang ts|wasm]',
   description: [
@@ -58,8 +90,10 @@ const compile = {
     'its gene.wasm) into gene.ir.wasm with the IR sections; writes irHash and fidelity (Native; a',
     'Hybrid gene stays Hybrid) into phenotype.json and .compile-result.json; prints the Gene ID',
     '(v2), the IR hash, the fidelity and the size. The output passes the checks the sandbox runs',
-    'before a gene runs. --check validates the phenotype, the schemas and the files and writes',
-    'nothing. A TypeScript gene needs a javy binary on PATH.',
+    'before a gene runs. A gene with only phenotype.json gets a Wrapped .compile-result.json.',
+    '--check validates the phenotype, the schemas and the files and writes nothing. A TypeScript',
+    'gene needs a synchronous express (E0025) and a javy binary on PATH; a missing --wasm file is',
+    'E0022.',
   ],
   positionals: ['gene'],
   options: {
@@ -70,7 +104,7 @@ const compile = {
   examples: ['rotifer compile hello-world', 'rotifer compile hello-world --check', 'rotifer compile counter --wasm build/counter.wasm'],
 
   async run({ positionals, options, root, io }) {
-    const gene = readGene(root, positionals.gene)
+    const gene = readGene(root, positionals.gene, { phenotypeOnly: true })
     const { geneSchemas } = require('../../runtime/schemas')
     const schemas = geneSchemas(gene)
     schemas.input(null)
@@ -86,7 +120,8 @@ const compile = {
       io.out(`  Gene ID (v2)  ${gene.id}`)
       io.out(`  Domain        ${gene.domain}`)
       io.out(`  Fidelity      ${gene.fidelity || 'Unknown'}`)
-      io.out(`  Files         ${files.join(', ')}${gene.compiled ? '' : ' (not compiled: runs under Node)'}`)
+      const kind = files.length === 0 ? 'none: phenotype only (compile writes a Wrapped result)' : files.join(', ') + (gene.compiled ? '' : ' (not compiled: runs under Node)')
+      io.out(`  Files         ${kind}`)
       if (gene.ir) {
         const v = sandbox().verifyIr(fs.readFileSync(gene.ir))
         io.out(`  IR check      ${v.errors.length ? `FAIL: ${v.errors.join('; ')}` : v.warnings.length ? `WARN: ${v.warnings.join('; ')}` : 'PASS'}`)
@@ -96,6 +131,7 @@ const compile = {
 
     const started = Date.now()
     const input = inputOf(gene, options)
+    if (input === null) return writeWrapped(gene, started, io)
     const wasm = input.javy ? await require('../javy').compileWithJavy(gene, input.javy, io) : readWasm(input.file, input.where)
     const fidelity = gene.phenotype.fidelity === 'Hybrid' ? 'Hybrid' : 'Native'
     const { irHash: _old, ...rest } = gene.phenotype

@@ -10,22 +10,29 @@ const { parseTimeout, TIMEOUT_OPTION } = require('../runner')
 
 const test = {
   name: 'test',
+  needsProject: true,
   summary: "run a gene's test suite (or the standard checks) against a fresh test memory",
-  usage: 'rotifer test <gene> [--timeout <seconds>]',
+  usage: 'rotifer test <gene> [--verbose] [--compliance] [--timeout <seconds>]',
   description: [
     'Runs every case of <genes_dir>/<gene>/testsuite.json in order, { "testCases": [{ "name"?,',
     '"input", "expectedOutput"?, "expectedSchema"?, "expectedError"?, "timeout"? }], "config"?:',
     '{ "fuzzIterations", "seed" } }, and reports each. A case whose input fits the inputSchema',
     'passes when the gene succeeds with an output that equals expectedOutput, conforms to',
     'expectedSchema and to the outputSchema, or fails with the code expectedError names. A case',
-    'whose input does not fit must be refused (or answered as it declares), never crash the gene.',
-    'With "config", generated inputs must not crash it. Without a suite, the standard checks run.',
+    'whose input does not fit is refused with INVALID_INPUT before the gene runs, as every run',
+    'refuses it: it passes when it expects that. With "config", generated inputs must not crash',
+    'the gene. Without a suite, the standard checks run. --verbose shows each run\'s input and',
+    "output; --compliance adds upstream's compliance checks that are local (C1, C3, C4, C6).",
     "All cases share one empty test memory, deleted at the end; no agent's memory or logs are",
     'touched. Exits 1 if any case fails.',
   ],
   positionals: ['gene'],
-  options: { timeout: { ...TIMEOUT_OPTION, help: `${TIMEOUT_OPTION.help}; for each case (a case's "timeout", in ms, overrides it)` } },
-  examples: ['rotifer test formatter'],
+  options: {
+    verbose: { type: 'boolean', help: "show each run's input and output (or error) under its line" },
+    compliance: { type: 'boolean', help: "also run upstream's compliance checks that are local: C1 sandbox execution, C3 the L0 gate, C4 the phenotype's fields, C6 the IR module (C2 and C5, fuel metrics, are skipped)" },
+    timeout: { ...TIMEOUT_OPTION, help: `${TIMEOUT_OPTION.help}; for each case (a case's "timeout", in ms, overrides it)` },
+  },
+  examples: ['rotifer test formatter', 'rotifer test formatter --verbose --compliance'],
 
   async run({ positionals, options, root, io }) {
     const seconds = parseTimeout(options.timeout, 'test')
@@ -34,14 +41,16 @@ const test = {
     const { readGene } = require('../project')
     const { readTestSuite } = require('../../formats/testsuite')
     const { geneRunner } = require('../../runtime')
-    const { runSuite, runStandardChecks } = require('../../runtime/testing')
+    const { runSuite, runStandardChecks, runCompliance } = require('../../runtime/testing')
     const gene = readGene(root, positionals.gene)
     const suite = readTestSuite(gene.dir, path.join(gene.where, 'testsuite.json'))
 
     const testMemory = memory.createTestMemory({ geneId: gene.id, domain: gene.domain })
-    const runner = geneRunner({ gene, memory: { agentId: testMemory.agentId, root: testMemory.root }, seconds })
-    // The memory API deletes test memories at process exit; a signal (Ctrl-C) skips that.
+    const runner = geneRunner({ gene, memory: { agentId: testMemory.agentId, root: testMemory.root }, seconds, notice: (line) => io.err(line) })
+    // The memory API deletes test memories at process exit; a signal (Ctrl-C) skips that. The
+    // gene is stopped first: exiting waits for its thread, which a WASM gene holds until it returns.
     const interrupted = (signal) => {
+      runner.stop()
       testMemory.dispose()
       process.exit(signal === 'SIGINT' ? 130 : 143)
     }
@@ -50,7 +59,9 @@ const test = {
     let tally
     try {
       const report = (line) => io.out(line)
-      tally = suite ? await runSuite({ gene, suite, runner, report }) : await runStandardChecks({ gene, runner, report })
+      const verbose = options.verbose === true
+      tally = suite ? await runSuite({ gene, suite, runner, report, verbose }) : await runStandardChecks({ gene, runner, report, verbose })
+      if (options.compliance) runCompliance({ gene, runner, report, tally })
     } finally {
       process.off('SIGINT', interrupted)
       process.off('SIGTERM', interrupted)

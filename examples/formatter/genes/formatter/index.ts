@@ -1,12 +1,12 @@
-import type { GeneMemoryAccess } from "@rotifer/playground/memory";
+import type { GeneContext } from "@rotifer/playground/memory";
 
-// The formatter gene of the Memory API guide: it remembers the indent width the user last
-// asked for, and uses it when a later request gives none.
+// The formatter gene: it remembers the indent width the user last asked for (a PREFERENCE
+// entry, never evicted), and uses it when a later request gives none.
 const KEY = "formatter/indent";
 
 export function express(
   input: { code: string; indent?: number },
-  ctx: { memory: GeneMemoryAccess },
+  ctx: GeneContext,
 ): { formatted: string; indent: number } {
   let indent = input.indent;
 

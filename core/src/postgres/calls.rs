@@ -1,0 +1,243 @@
+//! The server functions of the four calls (sql/functions/), as typed Rust calls: one round trip
+//! each. What they answer is an entry, nothing, or a refusal whose audit row the server has
+//! committed (R-BIND-3); the contract's messages are made from it above this module.
+//!
+//! A change carries an attempt id. If the connection breaks before its answer arrives, the call
+//! reconnects and asks whether that attempt committed (R-BIND-6): a change is never applied
+//! twice, and never reported failed when it committed.
+
+use tokio_postgres::Row;
+
+use super::client::Connection;
+use crate::error::{ErrorCode, MemoryError, Result};
+use crate::model::{AccessPolicy, Category, Entry, RetentionArg, RetentionPolicy, Scope, SharePolicy};
+
+/// Who calls, on which agent, at what time (`None`: the server's clock).
+#[derive(Debug, Clone, Copy)]
+pub struct Caller<'a> {
+    pub agent: &'a str,
+    pub gene: Option<&'a str>,
+    pub domain: Option<&'a str>,
+    pub now: Option<i64>,
+}
+
+/// Why the server refused a call; its audit row, if it has one, is committed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    pub code: ErrorCode,
+    pub reason: Option<String>,
+    pub facts: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome<T> {
+    Done(T),
+    Refused(Refusal),
+}
+
+const READ: &str = "SELECT * FROM rotifer.memory_read($1, $2, $3, $4, $5, $6)";
+const WRITE: &str = "SELECT * FROM rotifer.memory_write($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+const QUERY: &str = "SELECT * FROM rotifer.memory_query($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+const DELETE: &str = "SELECT * FROM rotifer.memory_delete($1, $2, $3, $4, $5, $6)";
+const ATTEMPT: &str = "SELECT result FROM rotifer.attempts WHERE attempt_id = $1";
+
+/// A write's arguments, validated by the contract's code (`model::parse_*`).
+pub struct WriteArgs<'a> {
+    pub key: &'a str,
+    pub value: &'a [u8],
+    pub category: Category,
+    pub access: Option<AccessPolicy>,
+    pub retention: RetentionArg,
+}
+
+/// The query filter, validated: times in ms, `limit` 1–1000.
+pub struct QueryArgs<'a> {
+    pub category: Option<Category>,
+    pub key_prefix: Option<&'a str>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+    pub limit: i32,
+}
+
+pub fn read(c: &mut Connection, who: Caller<'_>, key: &str, category: Option<Category>) -> Result<Outcome<Option<Entry>>> {
+    let rows = c.query(READ, &[&who.agent, &who.gene, &who.domain, &key, &category.map(Category::as_str), &who.now])?;
+    let row = one(&rows)?;
+    Ok(match outcome_of(row)? {
+        Some(refusal) => Outcome::Refused(refusal),
+        None if row.get::<_, String>("outcome") == "none" => Outcome::Done(None),
+        None => Outcome::Done(Some(entry_of(row)?)),
+    })
+}
+
+pub fn write(c: &mut Connection, who: Caller<'_>, w: &WriteArgs<'_>) -> Result<Outcome<Entry>> {
+    let access = w.access.map(|a| {
+        serde_json::json!({ "readScope": a.read_scope.as_str(), "writeScope": a.write_scope.as_str(), "sharePolicy": a.share_policy.as_str() })
+    });
+    let (retention_given, retention) = match w.retention {
+        RetentionArg::Omitted => (false, None),
+        RetentionArg::FollowAgent => (true, None),
+        RetentionArg::Policy(p) => (
+            true,
+            Some(serde_json::json!({
+                "maxRetentionDays": p.max_retention_days,
+                "autoDeleteOnTermination": p.auto_delete_on_termination,
+                "anonymizationSupported": p.anonymization_supported,
+            })),
+        ),
+    };
+    let attempt = attempt_id();
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 11] =
+        [&who.agent, &who.gene, &who.domain, &w.key, &w.value, &w.category.as_str(), &access, &retention_given, &retention, &who.now, &attempt];
+    let rows = match c.query(WRITE, &params) {
+        Ok(rows) => rows,
+        Err(e) => {
+            // It committed, but its answer was lost: the attempt's record holds the entry as stored.
+            let stored = resolve_lost_answer(c, &attempt, e)?;
+            let mut entry = entry_of_json(&stored)?;
+            entry.value = w.value.to_vec();
+            return Ok(Outcome::Done(entry));
+        }
+    };
+    let row = one(&rows)?;
+    Ok(match outcome_of(row)? {
+        Some(refusal) => Outcome::Refused(refusal),
+        None => {
+            let mut entry = entry_of(row)?;
+            entry.value = w.value.to_vec(); // the server does not send back what it was sent
+            Outcome::Done(entry)
+        }
+    })
+}
+
+pub fn query(c: &mut Connection, who: Caller<'_>, q: &QueryArgs<'_>) -> Result<Outcome<Vec<Entry>>> {
+    let rows = c.query(QUERY, &[&who.agent, &who.gene, &who.domain, &q.category.map(Category::as_str), &q.key_prefix, &q.since, &q.until, &q.limit, &who.now])?;
+    if let Some(first) = rows.first() {
+        if let Some(refusal) = outcome_of(first)? {
+            return Ok(Outcome::Refused(refusal));
+        }
+    }
+    Ok(Outcome::Done(rows.iter().map(entry_of).collect::<Result<_>>()?))
+}
+
+pub fn delete(c: &mut Connection, who: Caller<'_>, key: &str) -> Result<Outcome<()>> {
+    let attempt = attempt_id();
+    let rows = match c.query(DELETE, &[&who.agent, &who.gene, &who.domain, &key, &who.now, &attempt]) {
+        Ok(rows) => rows,
+        Err(e) => return resolve_lost_answer(c, &attempt, e).map(|_| Outcome::Done(())),
+    };
+    Ok(match outcome_of(one(&rows)?)? {
+        Some(refusal) => Outcome::Refused(refusal),
+        None => Outcome::Done(()),
+    })
+}
+
+/// After a failed change call: did attempt `id` commit? Its record (what it stored) if it did;
+/// the original error if it did not; a storage error saying the outcome is unknown if the
+/// server cannot be asked.
+fn resolve_lost_answer(c: &mut Connection, id: &str, failure: MemoryError) -> Result<serde_json::Value> {
+    if failure.code != ErrorCode::StorageError {
+        return Err(failure);
+    }
+    c.reset();
+    match c.query(ATTEMPT, &[&id]) {
+        Ok(rows) if !rows.is_empty() => Ok(rows[0].get::<_, Option<serde_json::Value>>(0).unwrap_or(serde_json::Value::Null)),
+        Ok(_) => Err(failure),
+        Err(e) => Err(MemoryError::storage(format!(
+            "{}; whether the change committed could not be found out either ({}): read the entry back before trying again",
+            failure.message, e.message
+        ))),
+    }
+}
+
+fn attempt_id() -> String {
+    use sha2::{Digest, Sha256};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = Sha256::new();
+    h.update(std::process::id().to_le_bytes());
+    h.update(COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    h.update(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos().to_le_bytes());
+    h.update(format!("{:p}", &h).as_bytes());
+    crate::model::hex(&h.finalize())[..32].to_string()
+}
+
+fn one(rows: &[Row]) -> Result<&Row> {
+    rows.first().ok_or_else(|| MemoryError::storage("the PostgreSQL binding answered no row: is its schema set up (rotifer binding setup)?"))
+}
+
+fn outcome_of(row: &Row) -> Result<Option<Refusal>> {
+    if row.get::<_, String>("outcome") != "refused" {
+        return Ok(None);
+    }
+    let code: String = row.get("code");
+    let code = ErrorCode::ALL.into_iter().find(|c| c.as_str() == code).ok_or_else(|| MemoryError::storage(format!("the PostgreSQL binding answered an unknown code {code:?}")))?;
+    Ok(Some(Refusal { code, reason: row.get("reason"), facts: row.get("facts") }))
+}
+
+/// An entry from the attempt record the write function keeps (`to_jsonb` of the row, no value).
+fn entry_of_json(v: &serde_json::Value) -> Result<Entry> {
+    let bad = |what: &str| MemoryError::storage(format!("the PostgreSQL binding recorded an attempt with a bad {what}"));
+    let text = |name: &str| v.get(name).and_then(|x| x.as_str()).map(str::to_string).ok_or_else(|| bad(name));
+    let int = |name: &str| v.get(name).and_then(|x| x.as_i64()).ok_or_else(|| bad(name));
+    let flag = |name: &str| v.get(name).and_then(|x| x.as_bool()).ok_or_else(|| bad(name));
+    let scope = |name: &str| -> Result<Scope> { let s = text(name)?; Scope::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| bad(name)) };
+    let share = text("share_policy")?;
+    Ok(Entry {
+        entry_id: text("entry_id")?,
+        category: Category::from_str(&text("category")?).ok_or_else(|| bad("category"))?,
+        key: text("key")?,
+        value: Vec::new(),
+        created_by: text("created_by")?,
+        last_accessed_by: text("last_accessed_by")?,
+        created_at: int("created_at")?,
+        updated_at: int("updated_at")?,
+        access_policy: AccessPolicy {
+            read_scope: scope("read_scope")?,
+            write_scope: scope("write_scope")?,
+            share_policy: SharePolicy::ALL.into_iter().find(|x| x.as_str() == share).ok_or_else(|| bad("share_policy"))?,
+        },
+        retention_policy: if flag("ret_set")? {
+            Some(RetentionPolicy {
+                max_retention_days: v.get("ret_days").and_then(|x| x.as_i64()),
+                auto_delete_on_termination: flag("ret_auto_delete")?,
+                anonymization_supported: flag("ret_anonymization")?,
+            })
+        } else {
+            None
+        },
+    })
+}
+
+fn entry_of(row: &Row) -> Result<Entry> {
+    let bad = |what: &str| MemoryError::storage(format!("the PostgreSQL binding answered an entry with a bad {what}"));
+    let scope = |name: &str| -> Result<Scope> {
+        let s: String = row.get(name);
+        Scope::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| bad(name))
+    };
+    let share: String = row.get("share_policy");
+    let retention = if row.get::<_, bool>("ret_set") {
+        Some(RetentionPolicy {
+            max_retention_days: row.get::<_, Option<i32>>("ret_days").map(i64::from),
+            auto_delete_on_termination: row.get("ret_auto_delete"),
+            anonymization_supported: row.get("ret_anonymization"),
+        })
+    } else {
+        None
+    };
+    Ok(Entry {
+        entry_id: row.get("entry_id"),
+        category: Category::from_str(&row.get::<_, String>("category")).ok_or_else(|| bad("category"))?,
+        key: row.get("key"),
+        value: row.get::<_, Option<Vec<u8>>>("value").unwrap_or_default(),
+        created_by: row.get("created_by"),
+        last_accessed_by: row.get("last_accessed_by"),
+        created_at: row.get("created_at"),
+        updated_at: row.get("updated_at"),
+        access_policy: AccessPolicy {
+            read_scope: scope("read_scope")?,
+            write_scope: scope("write_scope")?,
+            share_policy: SharePolicy::ALL.into_iter().find(|x| x.as_str() == share).ok_or_else(|| bad("share_policy"))?,
+        },
+        retention_policy: retention,
+    })
+}

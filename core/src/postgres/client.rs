@@ -1,0 +1,258 @@
+//! A connection to a PostgreSQL binding (R-BIND-6/7): opened lazily, every round trip bounded by
+//! a deadline, reopened by the next call after a failure. Credentials never reach a message.
+//!
+//! Blocking on tokio-postgres in a runtime of our own (one thread: the caller's), rather than the
+//! `postgres` crate's client: a peer that stops forwarding (a proxy, a half-open TCP connection)
+//! keeps a socket open and acknowledged, so only a deadline on the call itself bounds the wait,
+//! and the `postgres` crate has none.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Row, Statement};
+
+use crate::error::{MemoryError, Result};
+
+/// How long a connection attempt, and a call, may take (R-BIND-6); the deployer changes them
+/// with the URL's `connect_timeout` (seconds, libpq's parameter) and `ROTIFER_PG_CALL_TIMEOUT_MS`.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    pub connect: Duration,
+    pub call: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts { connect: Duration::from_secs(5), call: Duration::from_secs(10) }
+    }
+}
+
+/// The URL with its password (and any `password=` parameter) replaced by `***`.
+pub fn redact_url(url: &str) -> String {
+    let mut out = url.to_string();
+    if let Some(scheme_end) = out.find("://") {
+        let rest_start = scheme_end + 3;
+        let authority_end = out[rest_start..].find(['/', '?']).map_or(out.len(), |i| rest_start + i);
+        if let Some(at) = out[rest_start..authority_end].rfind('@') {
+            let userinfo = &out[rest_start..rest_start + at];
+            if let Some(colon) = userinfo.find(':') {
+                out.replace_range(rest_start + colon + 1..rest_start + at, "***");
+            }
+        }
+    }
+    if let Some(q) = out.find('?') {
+        let (head, query) = out.split_at(q + 1);
+        let redacted: Vec<String> = query
+            .split('&')
+            .map(|p| if p.to_ascii_lowercase().starts_with("password=") { "password=***".to_string() } else { p.to_string() })
+            .collect();
+        out = format!("{head}{}", redacted.join("&"));
+    }
+    out
+}
+
+/// Is `url` one of PostgreSQL's (R-BIND-1)?
+pub fn is_postgres_url(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+pub struct Connection {
+    runtime: tokio::runtime::Runtime,
+    config: tokio_postgres::Config,
+    shown: String,
+    timeouts: Timeouts,
+    client: Option<Client>,
+    statements: HashMap<&'static str, Statement>,
+}
+
+impl Connection {
+    /// Parses `url` (libpq's URL form); connects at the first call.
+    pub fn new(url: &str, timeouts: Timeouts) -> Result<Connection> {
+        let shown = redact_url(url);
+        let mut config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e: tokio_postgres::Error| MemoryError::invalid(format!("the memory URL {shown} is not a PostgreSQL URL: {}", redact_url(&e.to_string()))))?;
+        let connect = config.get_connect_timeout().copied().unwrap_or(timeouts.connect);
+        config.connect_timeout(connect);
+        // A dead peer is noticed by the kernel too, not only by the call's deadline.
+        config.keepalives(true).keepalives_idle(Duration::from_secs(10));
+        config.tcp_user_timeout(timeouts.call);
+        if config.get_application_name().is_none() {
+            config.application_name("rotifer-memory");
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(|e| MemoryError::storage(format!("could not start the PostgreSQL client: {e}")))?;
+        Ok(Connection { runtime, config, shown, timeouts: Timeouts { connect, ..timeouts }, client: None, statements: HashMap::new() })
+    }
+
+    /// The URL as messages show it.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    fn failed(&mut self, what: &str, e: impl std::fmt::Display) -> MemoryError {
+        // The connection is in an unknown state: the next call opens a new one.
+        self.client = None;
+        self.statements.clear();
+        MemoryError::storage(format!("PostgreSQL at {}: {what}: {}", self.shown, redact_url(&e.to_string())))
+    }
+
+    fn connect(&mut self) -> Result<()> {
+        if self.client.as_ref().is_some_and(|c| !c.is_closed()) {
+            return Ok(());
+        }
+        self.statements.clear();
+        let config = self.config.clone();
+        let deadline = self.timeouts.connect;
+        // Polled while a call blocks on the runtime: that is when it has work.
+        let outcome = if self.uses_tls() {
+            let tls = super::tls::connector();
+            self.runtime.block_on(async move { tokio::time::timeout(deadline, config.connect(tls)).await }).map(|r| {
+                r.map(|(client, connection)| {
+                    self.runtime.spawn(async move {
+                        let _ = connection.await;
+                    });
+                    client
+                })
+            })
+        } else {
+            self.runtime.block_on(async move { tokio::time::timeout(deadline, config.connect(tokio_postgres::NoTls)).await }).map(|r| {
+                r.map(|(client, connection)| {
+                    self.runtime.spawn(async move {
+                        let _ = connection.await;
+                    });
+                    client
+                })
+            })
+        };
+        match outcome {
+            Err(_) => Err(self.failed("could not connect", format!("no answer within {} ms", deadline.as_millis()))),
+            Ok(Err(e)) => Err(self.failed("could not connect", e)),
+            Ok(Ok(client)) => {
+                self.client = Some(client);
+                Ok(())
+            }
+        }
+    }
+
+    /// TLS as libpq's `sslmode` says, except over Unix sockets, where libpq never uses it: a URL
+    /// that names a socket connects to all its hosts without TLS.
+    fn uses_tls(&self) -> bool {
+        let socket = self.config.get_hosts().iter().any(|h| matches!(h, tokio_postgres::config::Host::Unix(_)));
+        !socket && self.config.get_ssl_mode() != tokio_postgres::config::SslMode::Disable
+    }
+
+    /// Runs `sql` (prepared once per connection) with `params`; every row of its answer. One
+    /// round trip once the statement is prepared.
+    pub fn query(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+        self.connect()?;
+        let deadline = self.timeouts.call;
+        let client = self.client.as_ref().expect("connected");
+        let cached = self.statements.get(sql).cloned();
+        let outcome = self.runtime.block_on(async {
+            tokio::time::timeout(deadline, async {
+                let statement = match cached {
+                    Some(s) => s,
+                    None => client.prepare(sql).await?,
+                };
+                let rows = client.query(&statement, params).await?;
+                Ok::<_, tokio_postgres::Error>((statement, rows))
+            })
+            .await
+        });
+        match outcome {
+            Err(_) => Err(self.failed("the call did not finish", format!("no answer within {} ms", deadline.as_millis()))),
+            Ok(Err(e)) => Err(self.server_error(e)),
+            Ok(Ok((statement, rows))) => {
+                self.statements.insert(sql, statement);
+                Ok(rows)
+            }
+        }
+    }
+
+    /// Runs a script of several statements (simple protocol), with a deadline of a minute:
+    /// setup only, never a gene's call.
+    pub fn batch(&mut self, sql: &str) -> Result<()> {
+        self.connect()?;
+        let deadline = Duration::from_secs(60);
+        let client = self.client.as_ref().expect("connected");
+        let outcome = self.runtime.block_on(async { tokio::time::timeout(deadline, client.batch_execute(sql)).await });
+        match outcome {
+            Err(_) => Err(self.failed("the script did not finish", format!("no answer within {} s", deadline.as_secs()))),
+            Ok(Err(e)) => Err(self.server_error(e)),
+            Ok(Ok(())) => Ok(()),
+        }
+    }
+
+    /// The one integer a statement without parameters answers.
+    pub fn query_one_i32(&mut self, sql: &'static str) -> Result<i32> {
+        let rows = self.query(sql, &[])?;
+        rows.first().map(|r| r.get::<_, i32>(0)).ok_or_else(|| MemoryError::storage(format!("PostgreSQL at {}: no answer to {sql}", self.shown)))
+    }
+
+    /// An error of the server (its SQLSTATE kept, the connection kept if it is still sound) or of
+    /// the connection.
+    fn server_error(&mut self, e: tokio_postgres::Error) -> MemoryError {
+        match e.as_db_error() {
+            Some(db) if !self.client.as_ref().is_some_and(|c| c.is_closed()) => {
+                let message = format!("PostgreSQL at {}: {} ({})", self.shown, db.message(), db.code().code());
+                match db.code().code() {
+                    // The binding's own refusals (see sql/functions/00_common.sql).
+                    "RT001" | "RT004" => MemoryError::denied(message),
+                    "RT002" | "RT003" => MemoryError::invalid(message),
+                    _ => MemoryError::storage(message),
+                }
+            }
+            _ => self.failed("the connection failed", e),
+        }
+    }
+
+    /// Forgets the connection (tests: as a broken one would be).
+    pub fn reset(&mut self) {
+        self.client = None;
+        self.statements.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_show() {
+        assert_eq!(redact_url("postgresql://bob:s3cret@db.example/app"), "postgresql://bob:***@db.example/app");
+        assert_eq!(redact_url("postgres://bob@db/app?password=s3cret&sslmode=require"), "postgres://bob@db/app?password=***&sslmode=require");
+        assert_eq!(redact_url("postgresql://bob:a@b@db/app"), "postgresql://bob:***@db/app", "the last @ ends the user info");
+        assert_eq!(redact_url("postgresql://db/app"), "postgresql://db/app");
+    }
+
+    #[test]
+    fn postgres_urls_are_told_apart() {
+        assert!(is_postgres_url("postgres://h/db"));
+        assert!(is_postgres_url("postgresql://h/db"));
+        assert!(!is_postgres_url("sqlite"));
+        assert!(!is_postgres_url("/tmp/x.db"));
+    }
+
+    #[test]
+    fn a_bad_url_is_invalid_input_without_its_password() {
+        let e = Connection::new("postgresql://bob:s3cret@db/app?sslmode=bogus", Timeouts::default()).err().expect("refused");
+        assert_eq!(e.code, crate::ErrorCode::InvalidInput);
+        assert!(!e.message.contains("s3cret"), "{}", e.message);
+    }
+
+    #[test]
+    fn an_unreachable_server_is_a_storage_error_without_the_password() {
+        // A port nothing listens on: refused at once; a blackholed address would take the timeout.
+        let timeouts = Timeouts { connect: Duration::from_millis(500), call: Duration::from_millis(500) };
+        let mut c = Connection::new("postgresql://bob:s3cret@127.0.0.1:1/app", timeouts).unwrap();
+        let e = c.query("SELECT 1", &[]).err().expect("fails");
+        assert_eq!(e.code, crate::ErrorCode::StorageError);
+        assert!(!e.message.contains("s3cret"), "{}", e.message);
+        assert!(e.message.contains("127.0.0.1:1") || e.message.contains("could not connect"), "{}", e.message);
+    }
+}

@@ -1,0 +1,165 @@
+-- What every call function shares: the agent's lock, the clock, expiry, access, the audit.
+-- None of these is executable by a deployment's role: only the call functions, which run as
+-- rotifer_owner, use them.
+
+-- R-ENT: lowercase hex SHA-256 of UTF8(agentId) ‖ 0x00 ‖ UTF8(key).
+CREATE OR REPLACE FUNCTION rotifer.entry_id(p_agent text, p_key text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+  SELECT encode(sha256(convert_to(p_agent, 'UTF8') || '\x00'::bytea || convert_to(p_key, 'UTF8')), 'hex')
+$$;
+
+-- R-BIND-5: the server's clock in ms, read when called (clock_timestamp, not the transaction's
+-- start); a test clock only for a role set up to allow one.
+CREATE OR REPLACE FUNCTION rotifer.clock_ms(p_now bigint) RETURNS bigint
+LANGUAGE plpgsql SET search_path = pg_catalog, rotifer, pg_temp AS $$
+BEGIN
+  IF p_now IS NULL THEN
+    RETURN floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM rotifer.roles r WHERE r.role_name = session_user AND r.test_clock) THEN
+    RAISE EXCEPTION 'role % may not give its own clock: only a role set up for tests may', session_user
+      USING ERRCODE = 'RT001';
+  END IF;
+  IF p_now NOT BETWEEN 0 AND 253402300799999 THEN
+    RAISE EXCEPTION 'a test clock must be between 1970 and 9999' USING ERRCODE = 'RT002';
+  END IF;
+  RETURN p_now;
+END $$;
+
+-- The agent's row, locked for the call (R-BIND-5: every change of an agent is serialised here, on
+-- every host). A gene's call creates a missing memory with the defaults (R-HOST-1); an agent of
+-- another role is not visible, and is refused.
+CREATE OR REPLACE FUNCTION rotifer.lock_agent(p_agent text, p_create boolean) RETURNS rotifer.agents
+LANGUAGE plpgsql SET search_path = pg_catalog, rotifer, pg_temp AS $$
+DECLARE
+  v rotifer.agents;
+BEGIN
+  IF p_agent IS NULL OR p_agent !~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$' THEN
+    RAISE EXCEPTION 'agentId is not valid' USING ERRCODE = 'RT003';
+  END IF;
+  SELECT * INTO v FROM rotifer.agents WHERE agent_id = p_agent FOR UPDATE;
+  IF FOUND OR NOT p_create THEN
+    RETURN v;
+  END IF;
+  INSERT INTO rotifer.agents (agent_id, quota, anonymization_supported, max_retention_days, created_ms)
+  VALUES (p_agent, 10485760, false, NULL, rotifer.clock_ms(NULL))
+  ON CONFLICT (agent_id) DO NOTHING;
+  SELECT * INTO v FROM rotifer.agents WHERE agent_id = p_agent FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'agent % belongs to another deployment', p_agent USING ERRCODE = 'RT004';
+  END IF;
+  RETURN v;
+END $$;
+
+-- R-RET-1/2: when an entry expires; NULL never.
+CREATE OR REPLACE FUNCTION rotifer.expiry(p_updated bigint, p_ret_set boolean, p_ret_days integer, p_agent_days integer)
+RETURNS bigint LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT CASE
+    WHEN p_ret_set THEN p_updated + p_ret_days::bigint * 86400000
+    ELSE p_updated + p_agent_days::bigint * 86400000
+  END
+$$;
+
+-- R-ACC table, R-ACC-6.
+CREATE OR REPLACE FUNCTION rotifer.admits(p_scope text, p_created_by text, p_creator_domain text, p_gene text, p_domain text)
+RETURNS boolean LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT CASE p_scope
+    WHEN 'CREATOR_GENE_ONLY' THEN p_gene = p_created_by
+    WHEN 'SAME_DOMAIN' THEN p_gene = p_created_by OR (p_domain IS NOT NULL AND p_domain = p_creator_domain)
+    WHEN 'ALL_GENES' THEN true
+    ELSE false
+  END
+$$;
+
+CREATE OR REPLACE FUNCTION rotifer.denial_reason(p_op text, p_which text, p_scope text) RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT p_which || ' ' || p_scope || ' lets ' || CASE p_scope
+    WHEN 'CREATOR_GENE_ONLY' THEN 'only the gene that created it'
+    WHEN 'SAME_DOMAIN' THEN 'only its creator and genes of the creator''s domain'
+    WHEN 'ALL_GENES' THEN 'every gene'
+    ELSE 'no gene in this version (DEPLOYER_CONFIGURED is not configurable yet)'
+  END || ' ' || p_op || ' this entry'
+$$;
+
+-- One audit row (R-BIND-3, line shapes of R-AUD-3), in the transaction of the change.
+CREATE OR REPLACE FUNCTION rotifer.audit_row(
+  p_agent text, p_ts bigint, p_tx bigint, p_line integer, p_action text, p_actor text,
+  p_key text, p_category text, p_size bigint, p_facts jsonb
+) RETURNS void LANGUAGE sql SET search_path = pg_catalog, rotifer, pg_temp AS $$
+  INSERT INTO rotifer.audit (agent_id, ts, tx, tx_line, action, actor, key, entry_id, category, size, facts)
+  VALUES (p_agent, p_ts, p_tx, p_line, p_action, p_actor, p_key,
+          CASE WHEN p_key IS NULL THEN NULL ELSE rotifer.entry_id(p_agent, p_key) END,
+          p_category, p_size, p_facts)
+$$;
+
+-- R-RET-4: purges what has expired at `p_now`, each purge audited as a change of transaction
+-- `p_tx` from line `p_line`; answers the lines written and the bytes freed.
+CREATE OR REPLACE FUNCTION rotifer.purge(p_agent text, p_now bigint, p_tx bigint, p_line integer, OUT lines integer, OUT freed bigint)
+LANGUAGE plpgsql SET search_path = pg_catalog, rotifer, pg_temp AS $$
+DECLARE
+  r record;
+BEGIN
+  lines := 0;
+  freed := 0;
+  FOR r IN
+    DELETE FROM rotifer.entries WHERE agent_id = p_agent AND expires_at IS NOT NULL AND expires_at <= p_now
+    RETURNING key, category, size, seq
+  LOOP
+    lines := lines + 1;
+    freed := freed + r.size;
+    PERFORM rotifer.audit_row(p_agent, p_now, p_tx, p_line + lines, 'memory.expire', NULL, r.key, r.category, r.size, NULL);
+  END LOOP;
+END $$;
+
+-- Ends a call: the agent's counters, and the audit's bound (R-BIND-3: oldest rows trimmed past
+-- the agent's maximum, the trim itself recorded).
+CREATE OR REPLACE FUNCTION rotifer.finish(
+  p_agent text, p_now bigint, p_tx bigint, p_lines integer, p_used bigint, p_seq bigint, p_last_ms bigint
+) RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, rotifer, pg_temp AS $$
+DECLARE
+  v rotifer.agents;
+  v_excess bigint;
+BEGIN
+  UPDATE rotifer.agents SET
+    used_bytes = p_used,
+    last_seq = p_seq,
+    last_ms = greatest(last_ms, p_last_ms),
+    last_tx = CASE WHEN p_lines > 0 THEN p_tx ELSE last_tx END,
+    audit_rows = audit_rows + p_lines
+  WHERE agent_id = p_agent
+  RETURNING * INTO v;
+  v_excess := v.audit_rows - v.audit_max_rows;
+  IF v_excess > 0 THEN
+    -- A tenth more than the excess, so that a trim is not paid on every call.
+    v_excess := v_excess + v.audit_max_rows / 10;
+    DELETE FROM rotifer.audit WHERE id IN (
+      SELECT id FROM rotifer.audit WHERE agent_id = p_agent ORDER BY id LIMIT v_excess
+    );
+    GET DIAGNOSTICS v_excess = ROW_COUNT;
+    PERFORM rotifer.audit_row(p_agent, p_now, NULL, NULL, 'memory.audit_trim', NULL, NULL, NULL, NULL,
+      jsonb_build_object('trimmed', v_excess, 'max', v.audit_max_rows));
+    UPDATE rotifer.agents SET audit_rows = audit_rows - v_excess + 1 WHERE agent_id = p_agent;
+  END IF;
+  -- Attempt records answer a client that lost a commit's acknowledgement; a day is ample.
+  DELETE FROM rotifer.attempts WHERE agent_id = p_agent AND at_ms < p_now - 86400000;
+END $$;
+
+-- An entry row as a call's answer.
+CREATE OR REPLACE FUNCTION rotifer.answer(e rotifer.entries) RETURNS rotifer.call_result
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, rotifer, pg_temp AS $$
+  SELECT ROW('ok', NULL, NULL, NULL, e.entry_id, e.category, e.key, e.value, e.created_by, e.last_accessed_by,
+             e.created_at, e.updated_at, e.read_scope, e.write_scope, e.share_policy,
+             e.ret_set, e.ret_days, e.ret_auto_delete, e.ret_anonymization)::rotifer.call_result
+$$;
+
+CREATE OR REPLACE FUNCTION rotifer.refusal(p_code text, p_reason text, p_facts jsonb) RETURNS rotifer.call_result
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, rotifer, pg_temp AS $$
+  SELECT ROW('refused', p_code, p_reason, p_facts, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+             NULL, NULL, NULL, NULL, NULL, NULL, NULL)::rotifer.call_result
+$$;
+
+-- Is `p_gene` a valid v2 id, and `p_domain` a valid domain or NULL? (R-ACC-4, R-ACC-6)
+CREATE OR REPLACE FUNCTION rotifer.valid_gene(p_gene text) RETURNS boolean
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT p_gene IS NOT NULL AND p_gene ~ '^v2:[0-9a-f]{64}$'
+$$;

@@ -1,0 +1,11 @@
+-- After every (re)creation of the functions: nobody executes anything of the schema but the
+-- call functions, and those only through rotifer_deployment. Run in the same transaction as the
+-- functions' creation, so there is no moment when PUBLIC may call them.
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA rotifer FROM PUBLIC;
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA rotifer FROM rotifer_deployment;
+GRANT EXECUTE ON FUNCTION
+  rotifer.memory_read(text, text, text, text, text, bigint),
+  rotifer.memory_write(text, text, text, text, bytea, text, jsonb, boolean, jsonb, bigint, text),
+  rotifer.memory_query(text, text, text, text, text, bigint, bigint, integer, bigint),
+  rotifer.memory_delete(text, text, text, text, bigint, text)
+TO rotifer_deployment;
