@@ -72,7 +72,7 @@ const tree = {
   },
   /** What `rotifer --help` says of the commands above; a test holds them to the commands' own. */
   summaries: {
-    init: 'create a new project: rotifer.json and the genes folder with an example gene',
+    init: 'create a project: rotifer.json and the genes folder with a first gene that remembers',
     list: "list the project's genes: name, domain, fidelity, compiled or not, and Gene ID (v2)",
     wrap: "write a gene's phenotype.json (fidelity Wrapped) and print its Gene ID (v2)",
     compile: 'compile a gene into gene.ir.wasm (or --check it) and print its Gene ID (v2)',
