@@ -68,10 +68,18 @@ test('genes that import nothing load without the module hooks; a top-level await
   addGene(root, 'awaits', { 'index.ts': 'const base: number = await Promise.resolve(40)\nexport function express(input: { n: number }) { return { n: input.n + base } }\n' })
   addGene(root, 'esm', { 'index.js': 'export default function express(input) { return { n: -input.n } }\n' })
   addGene(root, 'where', { 'index.ts': 'export function express() {\n  throw new Error("line two")\n}\n' })
+  // Types and the memory module only: still no module hooks needed, and MemoryError is ctx's.
+  addGene(root, 'typed', {
+    'index.ts': 'import type { GeneContext } from "@rotifer/playground/memory";\nimport { MemoryError } from "@rotifer/playground/memory";\n' +
+      'export function express(input: { n: number }, ctx: GeneContext) {\n  try { ctx.memory.readMemory("k") } catch (e) { return { n: input.n, same: e instanceof MemoryError } }\n  return { n: input.n, same: false }\n}\n',
+  })
+  addGene(root, 'util', { 'index.ts': 'import { twice } from "./twice"\nexport function express(input: { n: number }) { return { n: twice(input.n) } }\n', 'twice.ts': 'export const twice = (n: number) => 2 * n\n' })
   const out = (gene) => JSON.parse(rotifer(root, 'run', gene, '--input', '{"n":2}').stdout)
   assert.deepEqual(out('plain'), { n: 3 })
   assert.deepEqual(out('awaits'), { n: 42 })
   assert.deepEqual(out('esm'), { n: -2 })
+  assert.deepEqual(out('typed'), { n: 2, same: true }, 'outside an agent every call is denied, with the MemoryError class the gene imports')
+  assert.deepEqual(out('util'), { n: 4 })
   // A failure still points at the line of the .ts file as written.
   const r = rotifer(root, 'run', 'where', '--input', '{}')
   assert.equal(r.status, 1)

@@ -15,10 +15,10 @@
 // from the require hooks below. Source maps are enabled so a failure points at the `.ts` line.
 //
 // The ES module hooks run on a thread of their own (Node 20's `module.register`), which takes
-// as long to start as a thread: a gene whose entry imports nothing (no `import` anywhere in its
-// source: the gene `rotifer init` writes) is loaded with `require` instead, its `.ts` through the
-// require hook, so no hooks thread is started for it (one that does not compile as CommonJS,
-// such as one with a top-level `await`, is imported as above).
+// as long to start as a thread: a gene that imports nothing but types, this package's memory
+// module and Node's own modules (the gene `rotifer init` writes) is loaded with `require`
+// instead, its `.ts` through the require hook, so no hooks thread is started for it (one that
+// does not compile as CommonJS, such as one with a top-level `await`, is imported as above).
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -140,19 +140,28 @@ async function loadExpress(gene) {
   return express
 }
 
+/** What a gene loaded with `require` may require: this package's memory module and Node's own. */
+const REQUIRABLE = (request) => request === MEMORY_REQUEST || request.startsWith('node:')
+
 /**
- * True when `gene` can be loaded with `require`: its entry is a `.ts` or `.js` file with no
- * `import` anywhere in it (not even in a comment: the test is plain, and errs towards
- * importing), so nothing it loads needs the ES module hooks, and it compiles as CommonJS (a
- * `.ts` file once transpiled; a top-level `await` does not). Nothing of the gene runs here.
+ * True when `gene` can be loaded with `require`, so that nothing it loads needs the ES module
+ * hooks: a `.js` file with no `import` anywhere in it that compiles as CommonJS, or a `.ts` file
+ * whose CommonJS transpilation imports nothing but `@rotifer/playground/memory` and `node:`
+ * modules (`import type` disappears) and has no `import` left (`import()`, `import.meta`; a top-
+ * level `await` does not compile). The test is plain and errs towards importing. Nothing of the
+ * gene runs here.
  */
 function importsNothing(gene) {
   const entry = gene.entry
   if (!entry.endsWith('.ts') && !entry.endsWith('.js')) return false
   try {
     const source = fs.readFileSync(entry, 'utf8')
-    if (/\bimport\b/.test(source)) return false
-    const code = entry.endsWith('.ts') ? transpile(source, entry, 'cjs', cacheDirOf(gene.root)) : source
+    if (entry.endsWith('.js')) return !/\bimport\b/.test(source) && parsesAsCommonJs(source, entry)
+    const code = transpile(source, entry, 'cjs', cacheDirOf(gene.root))
+    const body = code.replace(/\/\/# sourceMappingURL=.*$/gm, '')
+    if (/\bimport\b/.test(body)) return false
+    const requests = [...body.matchAll(/\brequire\(\s*(["'])([^"']*)\1\s*\)/g)].map((m) => m[2])
+    if (/\brequire\b/.test(body.replace(/\brequire\(\s*(["'])[^"']*\1\s*\)/g, '')) || !requests.every(REQUIRABLE)) return false
     return parsesAsCommonJs(code, entry)
   } catch {
     // Unreadable, or not valid TypeScript: the import says why.
