@@ -172,7 +172,7 @@ test('restore refuses a backup holding what no write stores, changing nothing: s
     const db = new Database(file)
     db.exec(sql)
     db.close()
-    const r = rotifer(root, 'agent', 'memory', 'restore', 'one', file)
+    const r = rotifer(root, 'agent', 'memory', 'restore', 'one', file, '--yes')
     assert.equal(r.status, 1, `${sql}: ${r.stderr}`)
     const line = oneErrorLine(r)
     assert.match(line, re, sql)
@@ -181,7 +181,7 @@ test('restore refuses a backup holding what no write stores, changing nothing: s
     assert.equal(lines(), before, `${sql}: nothing audited`)
   }
   // The untouched backup restores, and the next write's tx follows the restore's.
-  assert.equal(rotifer(root, 'agent', 'memory', 'restore', 'one', good).status, 0)
+  assert.equal(rotifer(root, 'agent', 'memory', 'restore', 'one', good, '--yes').status, 0)
   m.writeMemory('next', new Uint8Array(1), 'CONTEXT')
   const txs = memory.readAgentAuditLog({ agentId: one.id, root }).lines.map((l) => l.tx)
   assert.ok(txs.every((tx) => Number.isSafeInteger(tx)))
