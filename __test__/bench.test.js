@@ -34,6 +34,9 @@ const EXPECTED_ROWS = [
   'concurrency-4',
   'memory-query',
   'gene-start',
+  'startup-agent-run-ts',
+  'startup-agent-run-wasm',
+  'startup-help',
   'sandbox-run-cold',
   'sandbox-run-warm',
   'sandbox-reads',
@@ -80,6 +83,12 @@ test('bench/run.js --quick prints every row with a ratio and a verdict and write
     for (const id of COPY_ROWS) {
       const row = results.rows.find((r) => r.id === id)
       assert.ok(Number.isFinite(row.copyRatio) && row.copyRatio > 0, `${id}: ratio against the schema copy ${row.copyRatio}`)
+    }
+    // The start-up rows: a whole rotifer process against node -e 0.
+    for (const [id, limit] of Object.entries({ 'startup-agent-run-ts': 1.5, 'startup-agent-run-wasm': 1.5, 'startup-help': 1.2 })) {
+      const row = results.rows.find((r) => r.id === id)
+      assert.equal(row.limit, limit, `${id}: target`)
+      assert.match(row.baselineIs, /^node -e 0/)
     }
     // The test memory's target is 1 ms, as a ratio to the fresh better-sqlite3 database's time.
     const tm = results.rows.find((r) => r.id === 'test-memory')

@@ -143,7 +143,7 @@ describe('rotifer agent delete', () => {
     memory.createAgentMemory({ agentId: other.id, root, quota: MB, dataPolicy: { anonymizationSupported: false, maxRetentionDays: null } })
     const lineage = `${db}-lineage`
     assert.ok(fs.existsSync(db) && fs.existsSync(lineage))
-    const r = rotifer(root, 'agent', 'delete', 'keeper')
+    const r = rotifer(root, 'agent', 'delete', 'keeper', '--yes')
     assert.equal(r.status, 0, r.stderr)
     assert.match(r.stdout, /^Deleted agent "keeper" \(/)
     assert.match(r.stdout, /memory +deleted: 2 entries \(1\.2 MB\)/)
@@ -168,7 +168,7 @@ describe('rotifer agent delete', () => {
     fs.rmSync(audit)
     fs.mkdirSync(audit)
     const before = stateFiles(root)
-    const r = rotifer(root, 'agent', 'delete', 'keeper')
+    const r = rotifer(root, 'agent', 'delete', 'keeper', '--yes')
     assert.equal(r.status, 1, r.stdout)
     assert.match(oneErrorLine(r), /MEMORY_STORAGE_ERROR: the audit log could not be written/)
     assert.deepEqual(stateFiles(root), before)
@@ -178,7 +178,7 @@ describe('rotifer agent delete', () => {
 
   test('--keep-memory removes only the record', (t) => {
     const { root, agent } = seeded(t)
-    const r = rotifer(root, 'agent', 'delete', 'keeper', '--keep-memory')
+    const r = rotifer(root, 'agent', 'delete', 'keeper', '--keep-memory', '--yes')
     assert.equal(r.status, 0, r.stderr)
     assert.match(r.stdout, /memory kept/)
     assert.equal(fs.existsSync(path.join(root, '.rotifer', 'agents', `${agent.id}.json`)), false)
@@ -195,7 +195,7 @@ describe('rotifer agent delete', () => {
     assert.deepEqual(stateFiles(root), before)
   })
 
-  test('at a terminal it asks first (--yes does not); scripts are not asked', (t) => {
+  test('at a terminal it asks first (--yes does not); scripts need --yes (cli-confirm)', (t) => {
     const { root, agent } = seeded(t)
     const before = stateFiles(root)
     const question = /Delete agent "keeper" \([0-9a-f-]{36}\): its record and its memory\? \[y\/N\] /
@@ -255,7 +255,7 @@ describe('rotifer agent delete', () => {
       child.once('exit', (code) => reject(new Error(`child exited ${code}: ${stderr}`)))
     })
     assert.equal(await line(), 'open')
-    const r = rotifer(root, 'agent', 'delete', 'keeper')
+    const r = rotifer(root, 'agent', 'delete', 'keeper', '--yes')
     assert.equal(r.status, 0, r.stderr)
     const answer = line()
     child.stdin.write('go\n')

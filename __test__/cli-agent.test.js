@@ -40,6 +40,24 @@ describe('rotifer agent create', () => {
     assert.ok(fs.existsSync(path.join(root, '.rotifer', 'memory', `${agent.id}.db`)), 'memory created')
   })
 
+  test('its output: labels in one column, the composition in the record\'s words (Single for one gene)', (t) => {
+    const root = makeProject(t)
+    addGene(root, 'probe', { 'index.js': PROBE })
+    addGene(root, 'other', { 'index.js': PROBE })
+    const one = rotifer(root, 'agent', 'create', 'solo', '--genes', 'probe')
+    assert.equal(one.status, 0, one.stderr)
+    const lines = one.stdout.trimEnd().split('\n')
+    assert.equal(lines[0], 'Created agent "solo"')
+    // Every value starts at column 16, after a two-space indent and the label.
+    for (const l of lines.slice(1)) assert.match(l, /^ {2}[a-z][a-z ]{12} [^ ]/, l)
+    assert.match(one.stdout, /\n {2}genome {8}probe v2:[0-9a-f]{64}\n {2}composition {3}Single\(probe\)\n/)
+    const record = json(rotifer(root, 'agent', 'show', 'solo', '--json')).agent
+    assert.deepEqual(record.composition, { type: 'Single' })
+    assert.match(rotifer(root, 'agent', 'show', 'solo').stdout, /\n {2}composition {3}Single\(probe\)\n/)
+    const two = rotifer(root, 'agent', 'create', 'pair', '--genes', 'probe', 'other')
+    assert.match(two.stdout, /\n {2}genome {8}probe v2:[0-9a-f]{64}\n {16}other v2:[0-9a-f]{64}\n {2}composition {3}Seq\(probe, other\)\n/)
+  })
+
   test('shows the v2 id of each gene: SHA-256 of the phenotype with sorted keys and no irHash', (t) => {
     const root = makeProject(t)
     const phenotype = {

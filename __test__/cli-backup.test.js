@@ -95,7 +95,7 @@ test('backup while another process writes is one consistent snapshot; restore is
   assert.equal(again.status, 1)
   assert.match(oneErrorLine(again), /exists already/)
 
-  const r = json(rotifer(root, 'agent', 'memory', 'restore', 'busy', file, '--json'))
+  const r = json(rotifer(root, 'agent', 'memory', 'restore', 'busy', file, '--yes', '--json'))
   assert.equal(r.entries, n + 1)
   assert.ok(r.replaced >= n + 1, 'the writer had gone on')
   const seen = await w.stop()
@@ -134,12 +134,13 @@ test('restore refuses, changing nothing: another agent\'s backup, a file that is
   const file = path.join(root, 'one.db')
   assert.equal(rotifer(root, 'agent', 'memory', 'backup', 'one', file).status, 0)
   const refused = (args, re) => {
-    const r = rotifer(root, 'agent', 'memory', 'restore', 'two', ...args)
+    const r = rotifer(root, 'agent', 'memory', 'restore', 'two', ...args, '--yes')
     assert.equal(r.status, 1, r.stderr)
     assert.match(oneErrorLine(r), re)
     assert.deepEqual(memory.listAgentMemory({ agentId: two.id, root }).map((e) => e.key), ['other'])
   }
-  refused([file], /is of agent .*nothing was restored/)
+  // Both agents by name and id, as the CLI names agents.
+  refused([file], new RegExp(`is of agent "one" \\(${one.id}\\), not agent "two" \\(${two.id}\\): restore it into agent "one" \\(${one.id}\\).*nothing was restored`))
   fs.writeFileSync(path.join(root, 'junk.db'), 'junk')
   refused([path.join(root, 'junk.db')], /is not a SQLite database/)
   refused([path.join(root, 'none.db')], /cannot be read/)
@@ -171,7 +172,7 @@ test('restore refuses a backup holding what no write stores, changing nothing: s
     const db = new Database(file)
     db.exec(sql)
     db.close()
-    const r = rotifer(root, 'agent', 'memory', 'restore', 'one', file)
+    const r = rotifer(root, 'agent', 'memory', 'restore', 'one', file, '--yes')
     assert.equal(r.status, 1, `${sql}: ${r.stderr}`)
     const line = oneErrorLine(r)
     assert.match(line, re, sql)
@@ -180,7 +181,7 @@ test('restore refuses a backup holding what no write stores, changing nothing: s
     assert.equal(lines(), before, `${sql}: nothing audited`)
   }
   // The untouched backup restores, and the next write's tx follows the restore's.
-  assert.equal(rotifer(root, 'agent', 'memory', 'restore', 'one', good).status, 0)
+  assert.equal(rotifer(root, 'agent', 'memory', 'restore', 'one', good, '--yes').status, 0)
   m.writeMemory('next', new Uint8Array(1), 'CONTEXT')
   const txs = memory.readAgentAuditLog({ agentId: one.id, root }).lines.map((l) => l.tx)
   assert.ok(txs.every((tx) => Number.isSafeInteger(tx)))

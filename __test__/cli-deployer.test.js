@@ -146,7 +146,7 @@ describe('rotifer agent memory export / import (R-MIG)', () => {
     assert.deepEqual(json(rotifer(dst.root, 'agent', 'memory', 'import', 'dst', file, '--on-conflict', 'skip', '--json')),
       { created: 2, updated: 0, skipped: 1, expired: 0 })
     assert.equal(getJson(dst.root, 'dst', 'pref/indent').value, Buffer.from('2').toString('base64'))
-    assert.deepEqual(json(rotifer(dst.root, 'agent', 'memory', 'import', 'dst', file, '--on-conflict=replace', '--json')),
+    assert.deepEqual(json(rotifer(dst.root, 'agent', 'memory', 'import', 'dst', file, '--on-conflict=replace', '--yes', '--json')),
       { created: 0, updated: 3, skipped: 0, expired: 0 })
     assert.equal(getJson(dst.root, 'dst', 'pref/indent').createdBy, A)
     const bad = rotifer(dst.root, 'agent', 'memory', 'import', 'dst', file, '--on-conflict', 'merge')
@@ -196,7 +196,7 @@ describe('rotifer agent list / show', () => {
     const human = formatSize(sizes)
     assert.match(human, /^\d+(\.\d)? (B|KB|MB)$/)
     const pct = `${((sizes / (8 * 1024 * 1024)) * 100).toFixed(1)}%`
-    assert.match(row, new RegExp(`^src\\s+${src.agent.id}\\s+probe\\s+Seq\\(probe\\)\\s+4\\s+${human.replace('.', '\\.')} / 8 MB\\s+${pct.replace('.', '\\.')}$`))
+    assert.match(row, new RegExp(`^src\\s+${src.agent.id}\\s+probe\\s+Single\\(probe\\)\\s+4\\s+${human.replace('.', '\\.')} / 8 MB\\s+${pct.replace('.', '\\.')}$`))
   })
 
   test('show: record, data policy and per-category usage; never creates a missing database', (t) => {
@@ -292,6 +292,11 @@ describe('rotifer agent memory log', () => {
     assert.deepEqual(json(rotifer(root, 'agent', 'memory', 'log', 'keeper', '--key-prefix', 'user/', '--json')).length, 3)
     assert.deepEqual(json(rotifer(root, 'agent', 'memory', 'log', 'keeper', '--since', '2999-01-01T00:00:00Z', '--json')), [])
     assert.equal(json(rotifer(root, 'agent', 'memory', 'log', 'keeper', '--since', lines[3].ts, '--json')).length, 1)
+    // A date is its midnight UTC: the day of the lines keeps them all, the next day none.
+    const day = lines[0].ts.slice(0, 10)
+    const next = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10)
+    assert.equal(json(rotifer(root, 'agent', 'memory', 'log', 'keeper', '--since', day, '--json')).length, 4)
+    assert.deepEqual(json(rotifer(root, 'agent', 'memory', 'log', 'keeper', '--since', next, '--json')), [])
 
     const text = rotifer(root, 'agent', 'memory', 'log', 'keeper', '--action', 'memory.create')
     assert.equal(text.status, 0, text.stderr)
@@ -301,7 +306,7 @@ describe('rotifer agent memory log', () => {
     assert.match(rows[0], /^TIME\s+ACTION\s+ACTOR\s+KEY\s+CATEGORY\s+SIZE$/)
     assert.equal(rows[1], `${lines[0].ts.slice(0, 10)} ${lines[0].ts.slice(11, 19)}  create  ${lines[0].actor.slice(0, 11)}… (probe)  user/1  CACHE      6 B`)
     assert.equal(rows.length, 4)
-    for (const [flag, value, message] of [['--action', 'rename', /invalid --action "rename"/], ['--since', 'yesterday', /invalid --since "yesterday"/]]) {
+    for (const [flag, value, message] of [['--action', 'rename', /invalid --action "rename"/], ['--since', 'yesterday', /invalid --since "yesterday": give a date such as 2026-11-30 \(midnight UTC\) or an RFC 3339 time/], ['--since', '2026-02-30', /invalid --since "2026-02-30"/]]) {
       const r = rotifer(root, 'agent', 'memory', 'log', 'keeper', flag, value)
       assert.equal(r.status, 2)
       assert.match(oneErrorLine(r), message)
@@ -372,11 +377,11 @@ describe('--key-prefix on agent memory list and delete', () => {
     assert.deepEqual(keys(root, '--key-prefix', 'user/'), ['user/1', 'user/2'])
     assert.deepEqual(keys(root, '--key-prefix', 'user%'), ['user%'], '% is no wildcard')
     assert.deepEqual(keys(root, '--key-prefix', 'user/', '--category', 'CACHE'), ['user/1'])
-    const r = rotifer(root, 'agent', 'memory', 'delete', 'keeper', '--key-prefix', 'user/', '--category', 'CACHE')
+    const r = rotifer(root, 'agent', 'memory', 'delete', 'keeper', '--key-prefix', 'user/', '--category', 'CACHE', '--yes')
     assert.equal(r.status, 0, r.stderr)
     assert.match(r.stdout, /^Deleted 1 entry \(category CACHE, keys starting "user\/"\)/)
-    // Not a terminal: no confirmation is asked.
-    const many = rotifer(root, 'agent', 'memory', 'delete', 'keeper', '--key-prefix', 'user')
+    // Not a terminal: no question, --yes says it (cli-confirm.test.js: refused without).
+    const many = rotifer(root, 'agent', 'memory', 'delete', 'keeper', '--key-prefix', 'user', '--yes')
     assert.match(many.stdout, /^Deleted 3 entries \(keys starting "user"\)/)
     assert.deepEqual(keys(root), ['other'])
   })

@@ -90,8 +90,9 @@ test('a TypeScript gene seen before runs from the cache, without loading TypeScr
   // Second run: served from the cache, TypeScript unreachable.
   assert.deepEqual(json(rotiferWithEnv(root, blocked, 'run', 'typed', '--input', '{"n":1}')), { n: 2 })
 
-  // The cached file is what runs: a cache entry others may write is ignored and rewritten.
-  fs.writeFileSync(entry, 'export function express() { return { tampered: true } }\n')
+  // The cached file is what runs: a cache entry others may write is ignored and rewritten. (A
+  // gene that imports nothing is loaded with require, so its entry is CommonJS.)
+  fs.writeFileSync(entry, 'exports.express = function express() { return { tampered: true } }\n')
   assert.deepEqual(json(rotifer(root, 'run', 'typed', '--input', '{"n":1}')), { tampered: true })
   fs.chmodSync(entry, 0o666)
   assert.deepEqual(json(rotifer(root, 'run', 'typed', '--input', '{"n":1}')), { n: 2 })

@@ -5,7 +5,7 @@ const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const { rotifer, makeProject, oneErrorLine } = require('./cli-harness')
+const { REPO, rotifer, makeProject, oneErrorLine } = require('./cli-harness')
 
 /** The help's `Usage:` lines with their wrapped continuations joined: one line per form. */
 function unwrapUsage(help) {
@@ -114,6 +114,10 @@ test('a wrong command line is one error line and exit code 2', (t) => {
     [['agent', 'delete'], /missing <agent>/],
     [['agent', 'delete', 'a', '--keep-memroy'], /unknown option --keep-memroy; did you mean "--keep-memory"\?/],
     [['agent', 'memory', 'delete', 'a', '--key', 'k', '--key', 'j'], /--key is given more than once/],
+    // One rule for a repeated option, flags included (a list option collects instead).
+    [['agent', 'memory', 'list', 'a', '--limit', '1', '--limit', '2'], /^error: rotifer agent memory list: --limit is given more than once/],
+    [['agent', 'memory', 'list', 'a', '--json', '--json'], /^error: rotifer agent memory list: --json is given more than once/],
+    [['agent', 'delete', 'a', '--yes', '--keep-memory', '--yes'], /--yes is given more than once/],
     [['run', 'gene', '--input'], /--input needs a value/],
     [['test'], /missing <gene>/],
     [['gene', 'id'], /missing <gene>/],
@@ -130,4 +134,13 @@ test('a wrong command line is one error line and exit code 2', (t) => {
     assert.equal(r.stdout, '')
     assert.match(oneErrorLine(r), message)
   }
+})
+
+test("rotifer --help's summaries are the commands' own", () => {
+  const { tree } = require('../lib/cli/main')
+  for (const [name, summary] of Object.entries(tree.summaries)) {
+    assert.equal(summary, tree.commands[name].summary, name)
+  }
+  const r = rotifer(REPO, '--help')
+  for (const summary of Object.values(tree.summaries)) assert.ok(r.stdout.replace(/\s+/g, ' ').includes(summary.split(' ').slice(0, 4).join(' ')), summary)
 })

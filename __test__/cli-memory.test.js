@@ -125,12 +125,15 @@ describe('rotifer agent memory delete', () => {
 
   test('--category deletes every entry of it and prints how many (possibly 0)', (t) => {
     const { root } = seeded(t)
-    const r = rotifer(root, 'agent', 'memory', 'delete', 'keeper', '--category', 'CACHE')
+    const r = rotifer(root, 'agent', 'memory', 'delete', 'keeper', '--category', 'CACHE', '--yes')
     assert.equal(r.status, 0, r.stderr)
     assert.match(r.stdout, /^Deleted 2 entries \(category CACHE\)/)
-    const again = rotifer(root, 'agent', 'memory', 'delete', 'keeper', '--category=CACHE')
+    const again = rotifer(root, 'agent', 'memory', 'delete', 'keeper', '--category=CACHE', '--yes')
     assert.match(again.stdout, /^Deleted 0 entries \(category CACHE\)/)
-    assert.deepEqual(list(root, 'keeper').map((e) => e.key), ['ctx', 'pref/a'])
+    // --json: the count, nothing else on stdout.
+    assert.deepEqual(JSON.parse(rotifer(root, 'agent', 'memory', 'delete', 'keeper', '--key', 'ctx', '--json').stdout), { deleted: 1 })
+    assert.deepEqual(JSON.parse(rotifer(root, 'agent', 'memory', 'delete', 'keeper', '--category', 'CACHE', '--yes', '--json').stdout), { deleted: 0 })
+    assert.deepEqual(list(root, 'keeper').map((e) => e.key), ['pref/a'])
   })
 
   test('an unknown agent is one error line', (t) => {

@@ -52,7 +52,7 @@ test('R-HOST-1 agent run recreates a deleted database with the record\'s quota a
 
 for (const [what, args, stdout] of [
   ['agent memory list', ['agent', 'memory', 'list', 'capped'], /^0 entries, 0 bytes/m],
-  ['agent memory delete', ['agent', 'memory', 'delete', 'capped', '--category', 'CACHE'], /Deleted 0 entries/],
+  ['agent memory delete', ['agent', 'memory', 'delete', 'capped', '--category', 'CACHE', '--yes'], /Deleted 0 entries/],
 ]) {
   test(`R-HOST-1 ${what} recreates a deleted database with the record's quota and data policy`, (t) => {
     const { root, agent } = setUp(t)

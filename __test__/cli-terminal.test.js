@@ -126,7 +126,7 @@ describe('agent list and agent show', () => {
     assert.equal(list.status, 0, list.stderr)
     assert.doesNotMatch(list.stdout, /\x1b|█|░/)
     const pct = `${((usage.used / (1024 * 1024)) * 100).toFixed(1)}%`
-    assert.match(list.stdout, new RegExp(`\\nkeeper +${agent.id} +probe +Seq\\(probe\\) +9 +3\\d\\d KB / 1 MB +${pct.replace('.', '\\.')}\\n`))
+    assert.match(list.stdout, new RegExp(`\\nkeeper +${agent.id} +probe +Single\\(probe\\) +9 +3\\d\\d KB / 1 MB +${pct.replace('.', '\\.')}\\n`))
     const show = rotifer(root, 'agent', 'show', 'keeper').stdout
     assert.doesNotMatch(show, /\x1b|█|░/)
     assert.match(show, /\n {2}data policy {3}anonymization not supported, entries kept at most 1 day\n/)
@@ -230,7 +230,7 @@ describe('progress lines', () => {
     assert.deepEqual(JSON.parse(imported.stdout), { created: 3, updated: 0, skipped: 0, expired: 0 })
     const backup = rotiferTty(root, ['agent', 'memory', 'backup', 'keeper', path.join(root, 'k.db'), '--json'], { stdoutTty: false })
     assert.equal(backup.tty, '')
-    const piped = rotifer(root, 'agent', 'memory', 'delete', 'keeper', '--category', 'CACHE')
+    const piped = rotifer(root, 'agent', 'memory', 'delete', 'keeper', '--category', 'CACHE', '--yes')
     assert.equal(piped.status, 0)
     assert.equal(piped.stderr, '')
   })
@@ -241,7 +241,7 @@ describe('questions at a terminal', () => {
     const { root } = seeded(t)
     const backup = path.join(root, 'keeper.db')
     json(rotifer(root, 'agent', 'memory', 'backup', 'keeper', backup, '--json'))
-    assert.equal(rotifer(root, 'agent', 'memory', 'delete', 'keeper', '--category', 'CACHE').status, 0)
+    assert.equal(rotifer(root, 'agent', 'memory', 'delete', 'keeper', '--category', 'CACHE', '--yes').status, 0)
     const count = () => json(rotifer(root, 'agent', 'show', 'keeper', '--json')).memory.entries
     assert.equal(count(), 3)
     for (const answer of ['n', '']) {
@@ -325,8 +325,8 @@ describe('command-line mistakes: exit 2 with what to write', () => {
     assert.match(oneErrorLine(conflict), /import with --on-conflict skip \(keep the target's\) or --on-conflict replace \(take the bundle's\)/)
     assert.doesNotMatch(conflict.stderr, /onConflict/)
     // Text and --json use one word for an entry the bundle replaced.
-    const replaced = rotifer(root, 'agent', 'memory', 'import', 'keeper', bundle, '--on-conflict', 'replace')
+    const replaced = rotifer(root, 'agent', 'memory', 'import', 'keeper', bundle, '--on-conflict', 'replace', '--yes')
     assert.match(replaced.stdout, /^Imported 3 entries into agent "keeper": 0 created, 3 updated\n$/)
-    assert.deepEqual(json(rotifer(root, 'agent', 'memory', 'import', 'keeper', bundle, '--on-conflict', 'replace', '--json')), { created: 0, updated: 3, skipped: 0, expired: 0 })
+    assert.deepEqual(json(rotifer(root, 'agent', 'memory', 'import', 'keeper', bundle, '--on-conflict', 'replace', '--yes', '--json')), { created: 0, updated: 3, skipped: 0, expired: 0 })
   })
 })

@@ -10,7 +10,8 @@
 // with every target, its ratio and whether it is met, writes the results as JSON
 // (bench/results.json; bench/results-quick.json with --quick) and draws SVG charts from them
 // (into docs/ after a full run; with --quick only where --charts says). Sections: main, evict,
-// open, growth, wal, concurrency, memory, gene (bench/gene-start.js), sandbox (bench/sandbox.js),
+// open, growth, wal, concurrency, memory, gene (bench/gene-start.js), startup (bench/startup.js),
+// sandbox (bench/sandbox.js),
 // testmem (bench/test-memory.js), cli (bench/cli-scale.js), and with --before DIR (a
 // built checkout of an earlier version) before (bench/before.js). Exits 0 whether targets
 // are met or not; non-zero only if the benchmark itself failed.
@@ -25,6 +26,7 @@ const S = require('./stores')
 const R = require('./rows')
 const charts = require('./charts')
 const { geneSection } = require('./gene-start')
+const { startupSection } = require('./startup')
 const { sandboxSection } = require('./sandbox')
 const { beforeSection } = require('./before')
 const { testMemorySection } = require('./test-memory')
@@ -64,7 +66,7 @@ const QUICK = {
   memory: { runs: 1, entries: 64, valueBytes: 65_000 },
 }
 
-const SECTIONS = ['main', 'evict', 'open', 'growth', 'wal', 'concurrency', 'memory', 'gene', 'sandbox', 'testmem', 'cli', 'before']
+const SECTIONS = ['main', 'evict', 'open', 'growth', 'wal', 'concurrency', 'memory', 'gene', 'startup', 'sandbox', 'testmem', 'cli', 'before']
 
 function parseArgs(argv) {
   const o = { quick: false, out: null, only: SECTIONS, clock: 'wall', charts: undefined, before: null }
@@ -764,6 +766,7 @@ async function main() {
     if (opts.only.includes('concurrency')) await concurrencySection(cfg, tmp, out)
     if (opts.only.includes('memory')) await memorySection(cfg, tmp, out)
     if (opts.only.includes('gene')) geneSection(cfg, tmp, out, progress)
+    if (opts.only.includes('startup')) await startupSection(cfg, tmp, out, progress)
     if (opts.only.includes('sandbox')) await sandboxSection(cfg, tmp, out, progress)
     if (opts.only.includes('testmem')) await testMemorySection(cfg, tmp, out, { progress, timeRow })
     if (opts.only.includes('cli')) await cliSection(cfg, tmp, out, progress)

@@ -1,25 +1,100 @@
 'use strict'
-// Command-line parsing for one command, from its declaration. The words are split by
-// `commander` (Command#parseOptions: `--name=value`, `--name value`, `-g value`, `-gvalue`,
-// variadic values, `--`); what each option means and every message are this file's, so errors
-// name the command they belong to, say what to write, and exit 2.
+// Command-line parsing for one command, from its declaration. The words are split as
+// `commander`'s Command#parseOptions splits them (`--name=value`, `--name value`, `-g value`,
+// `-gvalue`, variadic values, `--`; `tokenize` below follows its rules, without loading it: it
+// costs a fifth of Node's own start); what each option means and every message are this file's,
+// so errors name the command they belong to, say what to write, and exit 2.
 //
 // Option forms: `--name=value` or `--name value` (a value may start with a single `-`, so
 // `--memory-quota -5MB` reaches the quota check); boolean flags take no value; a `list` option
 // takes every following word up to the next option, and commas also separate its items. An
 // option may declare a one-letter `short` form (`-d value` for `--domain value`), and a
 // `choices` list: any other value is a usage error naming the accepted ones. `--` ends the
-// options. `--no-x` is an option of its own, never the negation of `--x`.
+// options. `--no-x` is an option of its own, never the negation of `--x`. One rule for
+// repetition: an option given twice is a usage error (`--json --json` as `--limit 1 --limit 2`),
+// except a `list` option, whose every word and repetition adds values (`-g a -g b`).
 
-const { Command, Option } = require('commander')
 const { UsageError } = require('./errors')
-const { didYouMean } = require('./suggest')
+const didYouMean = (...args) => require('./suggest').didYouMean(...args)
 
-/** The commander flags of one option spec: `-g, --genes <value...>`, `--json`. */
-function flagsOf(name, spec) {
-  const short = spec.short !== undefined ? `-${spec.short}, ` : ''
-  if (spec.type === 'boolean') return `${short}--${name}`
-  return `${short}--${name} ${spec.type === 'list' ? '<value...>' : '<value>'}`
+/** Thrown by `tokenize` when the last word is an option that needs a value. */
+class MissingValue extends Error {
+  constructor(name) {
+    super(name)
+    this.optionName = name
+  }
+}
+
+/**
+ * Splits `argv` by `specs` as commander's parseOptions does (commander 14, for a command with no
+ * subcommands, every value required, no option a digit): `onOption(name, value)` for each option
+ * met (value undefined for a flag); returns `{ operands, unknown }`, `unknown` holding the first
+ * word that looks like an unknown option and every word after it.
+ */
+function tokenize(argv, specs, onOption) {
+  const byFlag = new Map()
+  for (const [name, spec] of Object.entries(specs)) {
+    byFlag.set(`--${name}`, name)
+    if (spec.short !== undefined) byFlag.set(`-${spec.short}`, name)
+  }
+  const takesValue = (name) => specs[name].type !== 'boolean'
+  const maybeOption = (arg) => arg.length > 1 && arg[0] === '-'
+  const negativeNumber = (arg) => /^-(\d+|\d*\.\d+)(e[+-]?\d+)?$/.test(arg)
+  const operands = []
+  const unknown = []
+  let dest = operands
+  let variadic = null
+  let group = null
+  let i = 0
+  while (i < argv.length || group) {
+    const arg = group ?? argv[i++]
+    group = null
+    if (arg === '--') {
+      if (dest === unknown) dest.push(arg)
+      dest.push(...argv.slice(i))
+      break
+    }
+    if (variadic && (!maybeOption(arg) || negativeNumber(arg))) {
+      onOption(variadic, arg)
+      continue
+    }
+    variadic = null
+    if (maybeOption(arg) && byFlag.has(arg)) {
+      const name = byFlag.get(arg)
+      if (takesValue(name)) {
+        const value = argv[i++]
+        if (value === undefined) throw new MissingValue(name)
+        onOption(name, value)
+      } else {
+        onOption(name, undefined)
+      }
+      variadic = specs[name].type === 'list' ? name : null
+      continue
+    }
+    // `-gvalue`, or a group of short flags `-ab`.
+    if (arg.length > 2 && arg[0] === '-' && arg[1] !== '-' && byFlag.has(`-${arg[1]}`)) {
+      const name = byFlag.get(`-${arg[1]}`)
+      if (takesValue(name)) {
+        onOption(name, arg.slice(2))
+      } else {
+        onOption(name, undefined)
+        group = `-${arg.slice(2)}`
+      }
+      continue
+    }
+    // `--name=value` of an option that takes one.
+    if (/^--[^=]+=/.test(arg)) {
+      const eq = arg.indexOf('=')
+      const name = byFlag.get(arg.slice(0, eq))
+      if (name !== undefined && takesValue(name)) {
+        onOption(name, arg.slice(eq + 1))
+        continue
+      }
+    }
+    if (dest === operands && maybeOption(arg) && !negativeNumber(arg)) dest = unknown
+    dest.push(arg)
+  }
+  return { operands, unknown }
 }
 
 /** `; did you mean …` and the accepted values, for a bad value of a `choices` option. */
@@ -43,37 +118,30 @@ function parseArgs(argv, command) {
   // Which word gave each value: `--name=value` (inline) or the next word.
   const inline = (name, value) => argv.includes(`--${name}=${value}`)
 
-  const parser = new Command(command.name)
-  parser.exitOverride().helpOption(false).allowUnknownOption(false)
-  parser.configureOutput({ writeOut: () => {}, writeErr: () => {} })
-  for (const [name, spec] of Object.entries(specs)) {
-    parser.addOption(new Option(flagsOf(name, spec)))
-    // Our own listener: commander's would merge `--x` and `--no-x` into one value, and keep
-    // only the last of a repeated option.
-    parser.on(`option:${name}`, (value) => {
-      if (spec.type === 'boolean') {
-        options[name] = true
-      } else if (spec.type === 'list') {
-        if (value.startsWith('-') && !inline(name, value)) throw usage(`--${name} needs at least one value`)
-        options[name] = [...(options[name] || []), ...splitList(value)]
-      } else {
-        if (name in options) throw usage(`--${name} is given more than once`)
-        if (value.startsWith('--') && !inline(name, value)) throw usage(`--${name} needs a value`)
-        options[name] = value
-      }
-    })
+  // `--x` and `--no-x` are options of their own; every repetition is seen.
+  const onOption = (name, value) => {
+    const spec = specs[name]
+    if (spec.type === 'boolean') {
+      if (name in options) throw usage(`--${name} is given more than once`)
+      options[name] = true
+    } else if (spec.type === 'list') {
+      if (value.startsWith('-') && !inline(name, value)) throw usage(`--${name} needs at least one value`)
+      options[name] = [...(options[name] || []), ...splitList(value)]
+    } else {
+      if (name in options) throw usage(`--${name} is given more than once`)
+      if (value.startsWith('--') && !inline(name, value)) throw usage(`--${name} needs a value`)
+      options[name] = value
+    }
   }
 
   let operands
   let unknown
   try {
-    ;({ operands, unknown } = parser.parseOptions(argv))
+    ;({ operands, unknown } = tokenize(argv, specs, onOption))
   } catch (e) {
-    if (e instanceof UsageError) throw e
-    // The only error parseOptions raises itself: the last word is an option without its value.
-    if (e.code === 'commander.optionMissingArgument') {
-      const last = argv[argv.length - 1]
-      const name = Object.keys(specs).find((n) => last === `--${n}` || last === `-${specs[n].short}`)
+    // The last word is an option without its value.
+    if (e instanceof MissingValue) {
+      const name = e.optionName
       throw usage(specs[name].type === 'list' ? `--${name} needs at least one value` : `--${name} needs a value`)
     }
     throw e
@@ -148,4 +216,4 @@ function wantsHelp(argv) {
   return false
 }
 
-module.exports = { parseArgs, wantsHelp }
+module.exports = { parseArgs, wantsHelp, tokenize }

@@ -55,7 +55,9 @@ const WIDE = [
   [0xa000, 0xa4cf], [0xac00, 0xd7a3], [0xf900, 0xfaff], [0xfe30, 0xfe4f], [0xff00, 0xff60],
   [0xffe0, 0xffe6], [0x1f300, 0x1f64f], [0x1f900, 0x1f9ff], [0x20000, 0x2fffd], [0x30000, 0x3fffd],
 ]
-const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
+// Made on first use: making a segmenter costs milliseconds, and plain text never needs one.
+let segmenterMade = null
+const segmenter = { segment: (text) => (segmenterMade = segmenterMade || new Intl.Segmenter(undefined, { granularity: 'grapheme' })).segment(text) }
 
 /** Columns one grapheme takes on a terminal: 2 for wide characters and emoji, 0 for marks. */
 function graphemeWidth(g) {
@@ -94,6 +96,11 @@ function truncate(text, width) {
   return out + '…'
 }
 
+/** The graphemes of `text` with the columns each takes: `[{ segment, width }]`. */
+function graphemes(text) {
+  return [...segmenter.segment(String(text))].map(({ segment }) => ({ segment, width: graphemeWidth(segment) }))
+}
+
 function pad(text, width, right) {
   const fill = ' '.repeat(Math.max(0, width - displayWidth(text)))
   return right ? fill + text : text + fill
@@ -129,7 +136,7 @@ function useColor(stream) {
 const bold = (text) => `\x1b[1m${text}\x1b[22m`
 const red = (text) => `\x1b[31m${text}\x1b[39m`
 
-module.exports = { printable, formatQuota, formatSize, displayWidth, truncate, table, useColor, bold, red }
+module.exports = { printable, formatQuota, formatSize, displayWidth, truncate, graphemes, table, useColor, bold, red }
 
 /**
  * The columns output for `stream` may take: the terminal's width; when it is not a terminal,

@@ -13,6 +13,12 @@
 //   imports is the very class `ctx.memory` throws, even in a project that does not install it.
 // ES modules get this from the hooks in gene-hooks.mjs; CommonJS files (a gene's `require`)
 // from the require hooks below. Source maps are enabled so a failure points at the `.ts` line.
+//
+// The ES module hooks run on a thread of their own (Node 20's `module.register`), which takes
+// as long to start as a thread: a gene that imports nothing but types, this package's memory
+// module and Node's own modules (the gene `rotifer init` writes) is loaded with `require`
+// instead, its `.ts` through the require hook, so no hooks thread is started for it (one that
+// does not compile as CommonJS, such as one with a top-level `await`, is imported as above).
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -27,6 +33,7 @@ const MEMORY_REQUEST = '@rotifer/playground/memory'
 
 const genesDirs = new Set()
 let installed = false
+let requireHooks = false
 let cacheDir = null
 
 function isGeneSource(filename) {
@@ -35,16 +42,26 @@ function isGeneSource(filename) {
   return false
 }
 
-/** Hooks for this thread; the transpile cache is that of the first project loaded from. */
+/**
+ * Hooks for this thread, ES modules' and CommonJS's; the transpile cache is that of the first
+ * project loaded from.
+ */
 function install(root) {
   if (installed) return
   if (typeof Module.register !== 'function') {
     throw new CliError(`genes need Node.js 20.6 or later (module hooks); this is ${process.version}`)
   }
   installed = true
+  installRequireHooks(root)
+  Module.register(pathToFileURL(path.join(__dirname, 'gene-hooks.mjs')), { data: { memoryUrl: MEMORY_ESM, cacheDir } })
+}
+
+/** The CommonJS hooks alone (in this thread, nothing to start). */
+function installRequireHooks(root) {
+  if (requireHooks) return
+  requireHooks = true
   cacheDir = cacheDirOf(root)
   process.setSourceMapsEnabled(true)
-  Module.register(pathToFileURL(path.join(__dirname, 'gene-hooks.mjs')), { data: { memoryUrl: MEMORY_ESM, cacheDir } })
 
   // CommonJS: what a gene's `require` reaches.
   const resolve = Module._resolveFilename
@@ -102,10 +119,15 @@ function expressOf(ns) {
  */
 async function loadExpress(gene) {
   genesDirs.add(path.dirname(gene.dir))
-  install(gene.root)
   let ns
   try {
-    ns = await import(pathToFileURL(gene.entry).href)
+    if (importsNothing(gene)) {
+      installRequireHooks(gene.root)
+      ns = require(gene.entry)
+    } else {
+      install(gene.root)
+      ns = await import(pathToFileURL(gene.entry).href)
+    }
   } catch (e) {
     if (e instanceof CliError) throw e
     const where = locate(e, gene.dir)
@@ -118,4 +140,33 @@ async function loadExpress(gene) {
   return express
 }
 
-module.exports = { install, loadExpress, locate, displayPath }
+/** What a gene loaded with `require` may require: this package's memory module and Node's own. */
+const REQUIRABLE = (request) => request === MEMORY_REQUEST || request.startsWith('node:')
+
+/**
+ * True when `gene` can be loaded with `require`, so that nothing it loads needs the ES module
+ * hooks: a `.js` file with no `import` anywhere in it that compiles as CommonJS, or a `.ts` file
+ * whose CommonJS transpilation imports nothing but `@rotifer/playground/memory` and `node:`
+ * modules (`import type` disappears) and has no `import` left (`import()`, `import.meta`; a top-
+ * level `await` does not compile). The test is plain and errs towards importing. Nothing of the
+ * gene runs here.
+ */
+function importsNothing(gene) {
+  const entry = gene.entry
+  if (!entry.endsWith('.ts') && !entry.endsWith('.js')) return false
+  try {
+    const source = fs.readFileSync(entry, 'utf8')
+    if (entry.endsWith('.js')) return !/\bimport\b/.test(source) && parsesAsCommonJs(source, entry)
+    const code = transpile(source, entry, 'cjs', cacheDirOf(gene.root))
+    const body = code.replace(/\/\/# sourceMappingURL=.*$/gm, '')
+    if (/\bimport\b/.test(body)) return false
+    const requests = [...body.matchAll(/\brequire\(\s*(["'])([^"']*)\1\s*\)/g)].map((m) => m[2])
+    if (/\brequire\b/.test(body.replace(/\brequire\(\s*(["'])[^"']*\1\s*\)/g, '')) || !requests.every(REQUIRABLE)) return false
+    return parsesAsCommonJs(code, entry)
+  } catch {
+    // Unreadable, or not valid TypeScript: the import says why.
+    return false
+  }
+}
+
+module.exports = { install, loadExpress, locate, displayPath, importsNothing }

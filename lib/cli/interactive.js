@@ -36,16 +36,17 @@ function ask(question) {
 }
 
 /**
- * Confirms a destructive command: with `yes` (--yes) or when stdin is not a terminal it goes
- * ahead (a script is not asked); at a terminal the person is asked, and anything but yes stops
- * the command (exit 1, `nothing` says what was left alone). stdin a terminal but stderr not: a
- * usage error asking for --yes (exit 2).
+ * Confirms a destructive command: with `yes` (--yes) it goes ahead; at a terminal the person is
+ * asked, and anything but yes stops the command (exit 1, `nothing` says what was left alone).
+ * Without a terminal to ask on (stdin not a terminal: a script, a pipe, a cron job; or stderr
+ * not one), a usage error asking for --yes (exit 2): nothing destructive happens unasked.
  */
 async function confirm({ yes, question, nothing, command }) {
-  if (yes || !process.stdin.isTTY) return
-  // A person typed the command but stderr goes elsewhere: no question can be shown, and going
-  // ahead unasked is not for a terminal.
-  if (!canAsk()) throw new UsageError(`${question.replace(/\?$/, '')}: stderr is not a terminal to ask on; add --yes to confirm`, command, { seeHelp: false })
+  if (yes) return
+  if (!canAsk()) {
+    const why = process.stdin.isTTY ? 'stderr is not a terminal to ask on' : 'stdin is not a terminal, so no one can be asked'
+    throw new UsageError(`${question.replace(/\?$/, '')}: ${why}; add --yes to confirm`, command, { seeHelp: false })
+  }
   if (!(await ask(question))) throw new CliError(`not confirmed: ${nothing}`)
 }
 

@@ -3,30 +3,22 @@
 // options and runs it. Every failure becomes one line on stderr and a non-zero exit code
 // (2 for a wrong command line, 1 for anything else).
 
-const { Help } = require('commander')
-const { parseArgs, wantsHelp } = require('./args')
-const { displayWidth, terminalWidth } = require('./format')
 const { CliError, UsageError, describeError, oneLine } = require('./errors')
-const { findProjectRoot, checkProjectFile, NOT_IN_PROJECT } = require('./project')
-const { didYouMean } = require('./suggest')
-const { readAgents } = require('./agents')
-const agent = require('./commands/agent')
-const agentMemory = require('./commands/agent-memory')
-const gene = require('./commands/gene')
-const agentInspect = require('./commands/agent-inspect')
-const manage = require('./commands/agent-manage')
-const { get: memoryGet } = require('./commands/agent-memory-get')
-const { log: memoryLog } = require('./commands/agent-memory-log')
-const transfer = require('./commands/agent-memory-transfer')
-const backups = require('./commands/agent-memory-backup')
-const { run } = require('./commands/run')
-const { test } = require('./commands/test')
-const { init } = require('./commands/init')
-const { wrap } = require('./commands/wrap')
-const { compile } = require('./commands/compile')
-const { hello } = require('./commands/hello')
-const { scan } = require('./commands/scan')
-const { doctor } = require('./commands/doctor')
+
+/** The commands that run genes: their worker's thread starts before anything else loads. */
+const RUNS_GENES = ['agent run', 'run', 'test']
+
+// Start-up loads only what the command needs: each command's module is required when the
+// command is looked up (a getter below), not before; help loads commander's layout.
+const modules = new Map()
+function load(file) {
+  let m = modules.get(file)
+  if (!m) {
+    m = require(file)
+    modules.set(file, m)
+  }
+  return m
+}
 
 /** Command groups hold commands (or more groups); commands have a `run`. */
 const tree = {
@@ -37,24 +29,24 @@ const tree = {
       name: 'agent',
       summary: 'create, run, update and delete agents, inspect and clean their memory',
       commands: {
-        create: agent.create,
-        list: agentInspect.list,
-        show: agentInspect.show,
-        run: agent.run,
-        update: manage.update,
-        delete: manage.delete,
+        get create() { return load('./commands/agent').create },
+        get list() { return load('./commands/agent-inspect').list },
+        get show() { return load('./commands/agent-inspect').show },
+        get run() { return load('./commands/agent').run },
+        get update() { return load('./commands/agent-manage').update },
+        get delete() { return load('./commands/agent-manage').delete },
         memory: {
           name: 'agent memory',
           summary: "inspect, clean and move an agent's memory (the deployer's view)",
           commands: {
-            list: agentMemory.list,
-            get: memoryGet,
-            log: memoryLog,
-            delete: agentMemory.delete,
-            export: transfer.export,
-            import: transfer.import,
-            backup: backups.backup,
-            restore: backups.restore,
+            get list() { return load('./commands/agent-memory').list },
+            get get() { return load('./commands/agent-memory-get').get },
+            get log() { return load('./commands/agent-memory-log').log },
+            get delete() { return load('./commands/agent-memory').delete },
+            get export() { return load('./commands/agent-memory-transfer').export },
+            get import() { return load('./commands/agent-memory-transfer').import },
+            get backup() { return load('./commands/agent-memory-backup').backup },
+            get restore() { return load('./commands/agent-memory-backup').restore },
           },
         },
       },
@@ -62,17 +54,33 @@ const tree = {
     gene: {
       name: 'gene',
       summary: "list the project's genes and show their v2 ids",
-      commands: { list: gene.geneList, id: gene.id },
+      commands: {
+        get list() { return load('./commands/gene').geneList },
+        get id() { return load('./commands/gene').id },
+      },
     },
-    init,
-    list: gene.list,
-    wrap,
-    compile,
-    run,
-    test,
-    hello,
-    scan,
-    doctor,
+    // (Their summaries are in `summaries` below too, so that `rotifer --help` loads none of them.)
+    get init() { return load('./commands/init').init },
+    get list() { return load('./commands/gene').list },
+    get wrap() { return load('./commands/wrap').wrap },
+    get compile() { return load('./commands/compile').compile },
+    get run() { return load('./commands/run').run },
+    get test() { return load('./commands/test').test },
+    get hello() { return load('./commands/hello').hello },
+    get scan() { return load('./commands/scan').scan },
+    get doctor() { return load('./commands/doctor').doctor },
+  },
+  /** What `rotifer --help` says of the commands above; a test holds them to the commands' own. */
+  summaries: {
+    init: 'create a project: rotifer.json and the genes folder with a first gene that remembers',
+    list: "list the project's genes: name, domain, fidelity, compiled or not, and Gene ID (v2)",
+    wrap: "write a gene's phenotype.json (fidelity Wrapped) and print its Gene ID (v2)",
+    compile: 'compile a gene into gene.ir.wasm (or --check it) and print its Gene ID (v2)',
+    run: 'run one gene on its own, outside any agent (memory calls are denied)',
+    test: "run a gene's test suite (or the standard checks) against a fresh test memory",
+    hello: 'quick start: create and run an agent from a template, one that remembers',
+    scan: 'list candidate genes in code (exported functions), or agent skills with --skills',
+    doctor: 'check the toolchain, the native binding, memory and the sandbox',
   },
 }
 
@@ -92,10 +100,25 @@ function fullName(node) {
 }
 
 /**
+ * commander's Help class, from its own file: `require('commander')` also loads what parsing
+ * needs (child_process and more), which help does not.
+ */
+function commanderHelp() {
+  try {
+    const path = require('node:path')
+    return require(path.join(path.dirname(require.resolve('commander')), 'lib', 'help.js'))
+  } catch {
+    return require('commander')
+  }
+}
+
+/**
  * commander's help layout (Help#formatItem, Help#boxWrap) at `width` columns, measuring text
  * as the terminal does (CJK and emoji take two columns).
  */
 function helper(width) {
+  const { Help } = commanderHelp()
+  const { displayWidth } = require('./format')
   const h = new Help()
   h.helpWidth = width
   // Wrap descriptions even in a narrow column (commander's default gives up below 40).
@@ -106,7 +129,7 @@ function helper(width) {
 
 /** The width help is laid out in: the terminal's, at most 100; 80 when not a terminal. */
 function helpWidth() {
-  return Math.min(100, terminalWidth(process.stdout, 80))
+  return Math.min(100, require('./format').terminalWidth(process.stdout, 80))
 }
 
 /** Rows of `[term, description]` as aligned items, descriptions wrapped under themselves. */
@@ -180,7 +203,7 @@ function groupHelp(node) {
     h.boxWrap(node.summary.charAt(0).toUpperCase() + node.summary.slice(1) + '.', h.helpWidth),
     '',
     'Commands:',
-    ...items(h, names.map((n) => [n, node.commands[n].summary])),
+    ...items(h, names.map((n) => [n, (node.summaries && node.summaries[n]) || node.commands[n].summary])),
     '',
     h.boxWrap(`Run "${fullName(node)} <command> --help" for the options of a command.` +
       (node === tree ? ' The project root is the nearest folder upwards holding rotifer.json; outside one, list, agent, compile, test and wrap refuse to run, and the memory commands take the current folder.' : ''), h.helpWidth),
@@ -214,6 +237,10 @@ function helpOf(node) {
  * `io.out` / `io.err` (one line or block per call).
  */
 async function main(argv, io) {
+  if (RUNS_GENES.includes(argv.slice(0, argv[0] === 'agent' ? 2 : 1).join(' ')) && !argv.includes('--help') && !argv.includes('-h')) {
+    require('../runtime/prestart').prestart(argv)
+  }
+  const { parseArgs, wantsHelp } = require('./args')
   const { node, rest } = resolve(argv)
   let root = null
   try {
@@ -230,12 +257,14 @@ async function main(argv, io) {
         const names = Object.keys(node.commands)
         throw new UsageError(`missing command: ${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`, node.name || null)
       }
+      const { didYouMean } = require('./suggest')
       const what = rest[0].startsWith('-') ? `option ${rest[0]}` : `command "${rest[0]}"${didYouMean(rest[0], Object.keys(node.commands))}`
       throw new UsageError(`unknown ${what}`, node.name || null)
     }
     const args = parseArgs(rest, node)
     // `rotifer init` makes a new project: it needs none, and a broken one above must not stop it.
     if (node.needsProject === false) return await node.run({ ...args, cwd: process.cwd(), io })
+    const { findProjectRoot, checkProjectFile, NOT_IN_PROJECT } = require('./project')
     root = findProjectRoot(process.cwd())
     // Upstream's project commands (list, agent, compile, test, wrap, hello) need rotifer.json.
     if (checkProjectFile(root) === null && node.needsProject === true) throw new CliError(NOT_IN_PROJECT)
@@ -247,19 +276,20 @@ async function main(argv, io) {
 }
 
 /**
- * The memory API names agents by id (`agent "5d3e…"`): where the project has a record with
- * that id, its name goes first, `agent "my-agent" (5d3e…)`, as the CLI's own messages say it.
+ * The memory API names agents by id (`agent "5d3e…"`, `not "5d3e…"`): where the project has a
+ * record with that id, it becomes `agent "my-agent" (5d3e…)`, as the CLI's own messages say it.
  */
 function withAgentNames(message, root) {
-  const ids = /agent "([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"/g
+  const ids = /(agent )?"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"/g
   if (root === null || !ids.test(message)) return message
   let names
   try {
+    const { readAgents } = require('./agents')
     names = new Map(readAgents(root).map((a) => [a.id, a.name]))
   } catch {
     return message
   }
-  return message.replace(ids, (whole, id) => (names.has(id) ? `agent "${names.get(id)}" (${id})` : whole))
+  return message.replace(ids, (whole, _, id) => (names.has(id) ? `agent "${names.get(id)}" (${id})` : whole))
 }
 
 function messageOf(e) {

@@ -4,7 +4,7 @@
 
 const { UsageError } = require('./errors')
 const { parseInput } = require('./input')
-const { DEFAULT_TIMEOUT_SECONDS } = require('../runtime')
+const { DEFAULT_TIMEOUT_SECONDS } = require('../runtime/defaults')
 
 /** The longest `--timeout`: one day. */
 const MAX_TIMEOUT_SECONDS = 86400

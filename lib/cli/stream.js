@@ -5,7 +5,7 @@
 // them. The table helpers of format.js measure every cell grapheme by grapheme; here plain
 // ASCII (nearly every key, time and id) is measured by its length and the rest by format.js.
 
-const { displayWidth, printable, truncate } = require('./format')
+const { displayWidth, printable, truncate, graphemes } = require('./format')
 
 // Characters of one column each, one UTF-16 unit each: printable ASCII, Latin letters and
 // signs (not the soft hyphen, which takes none), and "…" (what cut text ends with).
@@ -20,6 +20,35 @@ function width(text) {
 function cut(text, w) {
   if (ASCII.test(text)) return text.length <= w ? text : w <= 0 ? '' : `${text.slice(0, w - 1)}…`
   return w <= 0 ? '' : truncate(text, w)
+}
+
+/**
+ * `text` cut to at most `w` columns in the middle: its start, `…`, and its end, which is kept
+ * longer (two thirds), since ids and keys that share a start differ at the end
+ * (`user/000/item-00104` at 12: `user…m-00104`).
+ */
+function cutMiddle(text, w) {
+  if (width(text) <= w) return text
+  if (w <= 1) return w <= 0 ? '' : '…'
+  const tail = Math.ceil((w - 1) * 2 / 3)
+  const head = w - 1 - tail
+  if (ASCII.test(text)) return `${text.slice(0, head)}…${text.slice(text.length - tail)}`
+  const gs = graphemes(text)
+  let start = ''
+  let used = 0
+  for (const g of gs) {
+    if (used + g.width > head) break
+    start += g.segment
+    used += g.width
+  }
+  let end = ''
+  used = 0
+  for (let i = gs.length - 1; i >= 0; i--) {
+    if (used + gs[i].width > tail) break
+    end = gs[i].segment + end
+    used += gs[i].width
+  }
+  return `${start}…${end}`
 }
 
 /** `text` safe to print (format.js `printable`), with plain text passed through as it is. */
@@ -62,14 +91,17 @@ function lineWriter(io, chunkLines = 2000) {
 /**
  * A table laid out once, from its header and first rows, then rendered row by row.
  *
- * `columns`: `{ header, right?, min?, grow? }` in order. Every column is as wide as the widest of
+ * `columns`: `{ header, right?, min?, grow?, middle? }` in order. Every column is as wide as the widest of
  * its header, `min` and first rows' cells (cells are made printable first). A cell may be a
  * string, or an object `{ long, short }`: the long forms are used when the first rows fit whole
  * with them, else the short ones. When lines are wider than `maxWidth`, the columns with `grow` (a rank: 1 is cut
  * first) are cut down to what is left, not below their header or 12 columns, then if need be
  * not below their header or 5. Later rows' cells are cut to their column (with `…`) in the
  * columns with `grow`; in the others (sizes, actions: short, never cut) a wider cell pushes what
- * follows, as little as the padding allows. Every line, whatever its cells, is cut to `maxWidth`.
+ * follows, as little as the padding allows; the line then takes the room back from that row's
+ * cells in the columns with `grow`, so short cells (a size and its unit) always show whole. A
+ * column with `middle` (keys, ids) is cut in the middle, keeping the end that tells cells
+ * apart (`cutMiddle`). Every line, whatever its cells, is cut to `maxWidth` at last.
  * A last column marked `optional` is left out of the layout when lines would not fit with it
  * whole; `fits(row)` tells whether a row shows whole (its cell can then go on a line of its own).
  * With `maxWidth: Infinity` nothing is cut, and longer cells of later rows push their line.
@@ -118,7 +150,9 @@ function streamTable(columns, firstRows, maxWidth) {
     }
   }
   const cutCells = maxWidth !== Infinity
-  const render = (texts) => {
+  const cutTo = (i, t, w) => (columns[i].middle ? cutMiddle(t, w) : cut(t, w))
+  /** The line of `texts` with columns `ws`, and the columns it takes. */
+  const lay = (texts, ws) => {
     // Each cell measured once; the line's width is the sum of what was put in it.
     // A cell wider than its column is cut if its column may be (`grow`), else it pushes what
     // follows, which takes the overflow back from its padding where it can (`debt`).
@@ -128,15 +162,15 @@ function streamTable(columns, firstRows, maxWidth) {
     for (let i = 0; i < n; i++) {
       let t = texts[i]
       let tw = width(t)
-      if (cutCells && tw > widths[i] && i < n - 1 && columns[i].grow) {
-        t = cut(t, widths[i])
+      if (cutCells && tw > ws[i] && i < n - 1 && columns[i].grow) {
+        t = cutTo(i, t, ws[i])
         tw = width(t)
       }
       if (i > 0) {
         line += '  '
         w += 2
       }
-      let fill = i === n - 1 && !columns[i].right ? 0 : widths[i] - tw
+      let fill = i === n - 1 && !columns[i].right ? 0 : ws[i] - tw
       if (fill < 0) {
         debt -= fill
         fill = 0
@@ -149,8 +183,26 @@ function streamTable(columns, firstRows, maxWidth) {
       w += tw + fill
     }
     const trimmed = line.trimEnd()
-    w -= line.length - trimmed.length
-    return cutCells && w > maxWidth ? cut(trimmed, maxWidth) : trimmed
+    return { line: trimmed, w: w - (line.length - trimmed.length) }
+  }
+  const render = (texts) => {
+    let { line, w } = lay(texts, widths)
+    if (cutCells && w > maxWidth) {
+      // A wide cell pushed the line over: this row's cuttable cells give the room back (not
+      // below 5 columns), rather than the end of the line (a size's unit) being cut.
+      const ws = widths.slice()
+      let over = w - maxWidth
+      for (const i of order) {
+        if (over <= 0) break
+        if (i === n - 1) continue
+        // Its padding in this row first, then its text, down to 5 columns.
+        const to = Math.max(Math.min(width(texts[i]), ws[i], 5), ws[i] - over)
+        over -= ws[i] - to
+        ws[i] = to
+      }
+      ;({ line, w } = lay(texts, ws))
+    }
+    return cutCells && w > maxWidth ? cut(line, maxWidth) : line
   }
   /** Whether `row` shows whole: no cell is cut. */
   const fits = (row) => {
@@ -198,4 +250,4 @@ function jsonArrayWriter(out) {
   }
 }
 
-module.exports = { width, cut, outputWidth, lineWriter, streamTable, jsonArrayWriter }
+module.exports = { width, cut, cutMiddle, outputWidth, lineWriter, streamTable, jsonArrayWriter }

@@ -65,6 +65,10 @@ function compile(source, filename, format) {
   return out.outputText
 }
 
+/**
+ * A cached file's text, or null: only a regular file (not a link) owned by this user and
+ * writable by no one else is trusted (the schema cache uses it too).
+ */
 function readCached(file) {
   let fd
   try {
@@ -79,6 +83,7 @@ function readCached(file) {
   }
 }
 
+/** Writes `text` to `file` in `cacheDir` (made 0700, under .rotifer/cache/): whole or not at all. */
 function writeCached(cacheDir, file, text) {
   const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`
   try {
@@ -140,4 +145,4 @@ function cacheDirOf(root) {
   return path.join(root, '.rotifer', 'cache', 'ts')
 }
 
-module.exports = { transpile, parsesAsCommonJs, cacheDirOf, displayPath }
+module.exports = { transpile, parsesAsCommonJs, cacheDirOf, displayPath, readCached, writeCached }

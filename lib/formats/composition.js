@@ -96,7 +96,8 @@ function node(value, where, depth, opts) {
     case 'Gene':
       return gene(value.name, `${where}.name`, opts)
     case 'Single':
-      return { type: 'Seq', steps: genomeSteps() }
+      // Runs as a Seq of the genome; `single` only keeps the record's word for display.
+      return { type: 'Seq', steps: genomeSteps(), single: true }
     case 'Seq':
       return { type: 'Seq', steps: 'steps' in value ? list('steps') : genomeSteps() }
     case 'Par': {
@@ -192,7 +193,7 @@ function describeComposition(node) {
   const parts = (list) => list.map(describeComposition).join(', ')
   switch (node.type) {
     case 'Gene': return node.name
-    case 'Seq': return `Seq(${parts(node.steps)})`
+    case 'Seq': return `${node.single ? 'Single' : 'Seq'}(${parts(node.steps)})`
     case 'Par': return `Par/${node.merge}(${parts(node.branches)})`
     case 'Cond': return `Cond(${parts([node.then, node.else])})`
     case 'Try': return `Try(${parts([node.primary, node.fallback])})`

@@ -12,7 +12,6 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { createHash } = require('node:crypto')
 const { CliError } = require('../cli/errors')
 
 /** The playground's domain rule (R-ACC-6). */
@@ -48,7 +47,7 @@ function canonicalJson(value) {
  */
 function geneV2Id(phenotype) {
   const { irHash, ...rest } = phenotype
-  return 'v2:' + createHash('sha256').update(canonicalJson(rest), 'utf8').digest('hex')
+  return 'v2:' + require('node:crypto').createHash('sha256').update(canonicalJson(rest), 'utf8').digest('hex')
 }
 
 /**

@@ -6,13 +6,11 @@
 // Ctrl-C stops every gene at once (a WASM gene through the sandbox, a Node gene with its
 // thread), prints one line and exits 130.
 
-const path = require('node:path')
-const { Worker } = require('node:worker_threads')
 const native = require('../native')
+const { takePrestarted, spawnGeneThread } = require('./prestart')
 const { CliError } = require('../cli/errors')
-const { TIMEOUT, failureOf, geneFailure, GeneTimeout } = require('./failures')
+const { TIMEOUT, failureOf, geneFailure, GeneTimeout, InvalidInput, SchemaTimeout } = require('./failures')
 
-const WORKER = path.join(__dirname, 'worker.js')
 /** The exit status of a command stopped by SIGINT (128 + 2), as shells report it. */
 const INTERRUPTED_STATUS = 130
 
@@ -44,6 +42,8 @@ class GeneWorker {
   #pending = null
   /** The worker's last count of a gene's output it dropped during the request in flight. */
   #dropped = null
+  /** What the request in flight is doing, as the worker said: `check` (a schema) or `run`. */
+  #phase = null
 
   /**
    * `memory`: `{ agentId, root }` every gene's memory is bound to (agentId null: standalone,
@@ -55,7 +55,7 @@ class GeneWorker {
   }
 
   #spawn() {
-    const worker = new Worker(WORKER, { stdout: true, stderr: true })
+    const worker = takePrestarted() || spawnGeneThread()
     for (const stream of [worker.stdout, worker.stderr]) {
       stream.pipe(process.stderr, { end: false })
       this.#streams.push(new Promise((resolve) => stream.once('end', resolve).once('close', resolve)))
@@ -63,6 +63,10 @@ class GeneWorker {
     worker.on('message', (reply) => {
       if (typeof reply.written === 'string') process.stderr.write(reply.written)
       else if (reply.dropped) this.#dropped = reply.dropped
+      else if (reply.phase) {
+        this.#phase = reply.phase
+        if (this.#pending && this.#pending.onPhase) this.#pending.onPhase(reply.phase)
+      }
       else this.#settle(worker, (p) => p.resolve(reply))
     })
     worker.on('error', (e) => this.#settle(worker, (p) => p.reject(new Stopped(`its thread stopped on an uncaught error: ${e && e.message ? e.message : String(e)}`)), true))
@@ -107,20 +111,29 @@ class GeneWorker {
 
   /**
    * Sends `request` about `gene` and waits for the reply until `deadline` (ms since the epoch).
-   * At the deadline the thread is stopped: `onTimeout()` says what to throw.
+   * At the deadline the thread is stopped: `onTimeout(phase)` says what to throw (`phase`: what
+   * the worker said it was doing, `check` or `run`). With `checkMs`, the deadline is only an
+   * outer bound: once the worker says the check starts, it has `checkMs` from then.
    */
-  #request(gene, request, deadline, onTimeout) {
+  #request(gene, request, deadline, onTimeout, { checkMs = null } = {}) {
     const worker = this.#worker || this.#spawn()
     worker.ref()
+    this.#phase = null
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const expire = () => {
         this.#pending = null
         this.#stop()
-        reject(onTimeout())
-      }, Math.max(0, deadline - Date.now()))
+        reject(onTimeout(this.#phase))
+      }
+      let timer = setTimeout(expire, Math.max(0, deadline - Date.now()))
       this.#pending = {
         resolve: (reply) => { clearTimeout(timer); worker.unref(); resolve(reply) },
         reject: (e) => { clearTimeout(timer); reject(e) },
+        onPhase: checkMs === null ? null : (phase) => {
+          if (phase !== 'check') return
+          clearTimeout(timer)
+          timer = setTimeout(expire, checkMs)
+        },
       }
       worker.postMessage({ ...request, gene: plainGene(gene) })
     }).finally(() => this.#tellDropped()).catch((e) => {
@@ -142,17 +155,36 @@ class GeneWorker {
    * TIMEOUT, which a `Try` or the `Par` merge may handle; at the run's deadline the run fails.
    * `seconds` is the timeout the message names (a test case's own, or the run's).
    */
-  async run(gene, input, { deadline, runDeadline = deadline, seconds = this.seconds }) {
-    const onTimeout = () => (deadline < runDeadline
-      ? geneFailure(gene, failureOf(TIMEOUT, 'stopped at the Par deadline', { text: 'timed out at the Par deadline' }))
-      : new GeneTimeout(gene, seconds))
-    const request = { op: 'run', input: JSON.stringify(input), memory: this.memory, deadline, seconds }
+  async run(gene, input, { deadline, runDeadline = deadline, seconds = this.seconds, checkInput = false }) {
+    const onTimeout = (phase) => {
+      if (deadline < runDeadline) return geneFailure(gene, failureOf(TIMEOUT, 'stopped at the Par deadline', { text: 'timed out at the Par deadline' }))
+      if (phase === 'check') return new SchemaTimeout(`the input of gene "${gene.name}" against its inputSchema`, seconds)
+      return new GeneTimeout(gene, seconds)
+    }
+    const request = { op: 'run', input: JSON.stringify(input), memory: this.memory, deadline, seconds, checkInput }
     const reply = await this.#request(gene, request, deadline, onTimeout)
+    // With `checkInput`: the inputSchema refused the input, and the gene did not run.
+    if (reply.invalid) throw new InvalidInput(gene, reply.invalid)
     // The sandbox stops a WASM gene at its deadline itself; its reply may beat the timer.
     if (reply.stopped === 'timeout') throw onTimeout()
     if (reply.stopped) throw new CliError(`gene "${gene.name}" was interrupted`)
     if (!reply.ok) throw reply.failure ? geneFailure(gene, reply.failure) : new CliError(reply.error)
     return JSON.parse(reply.output)
+  }
+
+  /**
+   * Checks `value` (a JSON value; undefined: only compile) against `schema` of `gene` in the
+   * thread: `'input'`, `'output'`, or `{ schema, where }` (a test case's expectedSchema, `where`
+   * naming it). Returns null when it conforms, else its problems; an invalid schema throws a
+   * CliError naming it. The check itself has `seconds` from when it starts (the thread's start
+   * and the compiling are bounded by `deadline`): then the thread is stopped and SchemaTimeout
+   * thrown, naming `what`.
+   */
+  async check(gene, schema, value, { deadline, seconds = this.seconds, what }) {
+    const request = { op: 'check', schema, value: value === undefined ? undefined : JSON.stringify(value) }
+    const reply = await this.#request(gene, request, deadline, () => new SchemaTimeout(what, seconds), { checkMs: seconds * 1000 })
+    if (!reply.ok) throw new CliError(reply.error || reply.failure.text)
+    return reply.problems
   }
 
   /** Stops the thread and waits until everything it wrote has been passed on. */

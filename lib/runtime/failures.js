@@ -59,6 +59,26 @@ class GeneTimeout extends CliError {
   }
 }
 
+/** An input the gene's inputSchema refuses (the worker checked it): `problems` say why. */
+class InvalidInput extends CliError {
+  constructor(gene, problems) {
+    super(`gene "${gene.name}": the input does not match its inputSchema`)
+    this.name = 'InvalidInput'
+    this.problems = problems
+  }
+}
+
+/**
+ * A schema check of a value still running at its deadline (a pattern that backtracks without
+ * end, such as ^(a+)+$ on "aaaa…!"): the worker's thread was stopped; exit 1.
+ */
+class SchemaTimeout extends CliError {
+  constructor(what, seconds) {
+    super(`checking ${what} did not finish within ${seconds} s and was stopped (a "pattern" that backtracks without end, such as ^(a+)+$, can do that; simplify the schema)`)
+    this.name = 'SchemaTimeout'
+  }
+}
+
 /** A `Par` whose merge found too few successes; `Try` and an outer `Par` can catch it. */
 class CompositionFailure extends CliError {
   constructor(code, message, details) {
@@ -75,4 +95,4 @@ function isRecoverable(e) {
   return (e instanceof GeneFailure && typeof e.code === 'string') || e instanceof CompositionFailure
 }
 
-module.exports = { TIMEOUT, failureOf, invalidOutput, thrownFailure, envelopeFailure, geneFailure, GeneTimeout, CompositionFailure, isRecoverable }
+module.exports = { TIMEOUT, failureOf, invalidOutput, thrownFailure, envelopeFailure, geneFailure, GeneTimeout, InvalidInput, SchemaTimeout, CompositionFailure, isRecoverable }

@@ -2,15 +2,15 @@
 // The gene runtime the CLI commands call (R-RUN): an agent's composition, one gene on its own,
 // or one gene case after case (a test suite). Genes run in a worker thread (deadline.js) that is
 // stopped at the deadline; every gene's input is checked against its inputSchema (schemas.js)
-// before it runs. This file wires the pieces and owns no rule of its own.
+// before it runs, in that thread, so the deadline and Ctrl-C bound the check too. This file
+// wires the pieces and owns no rule of its own.
 
 const path = require('node:path')
 const { CliError } = require('../cli/errors')
 const { readGene, sourceOnly, checkOwnIdentity } = require('../cli/project')
 const { problemsText } = require('../json-schema')
 const { GeneWorker } = require('./deadline')
-const { geneSchemas } = require('./schemas')
-const { failureOf, geneFailure } = require('./failures')
+const { failureOf, geneFailure, InvalidInput } = require('./failures')
 const { leaves } = require('../formats/composition')
 const { readFitnessState, writeFitnessState } = require('../formats/fitness-state')
 const { evaluate } = require('./composition')
@@ -19,10 +19,7 @@ const { gateGene } = require('./l0-gate')
 
 const toStderr = (line) => process.stderr.write(`${line}\n`)
 
-/** R-RUN-8: the run limit of upstream's sandbox (max_execution_time_ms 60000), in seconds. */
-const DEFAULT_TIMEOUT_SECONDS = 60
-/** R-RUN-7: the input of `agent run` and `run` without --input, as upstream's. */
-const DEFAULT_INPUT = Object.freeze({ name: 'world' })
+const { DEFAULT_TIMEOUT_SECONDS, DEFAULT_INPUT } = require('./defaults')
 /** How much of an input or output a --verbose step line shows. */
 const PREVIEW = 150
 
@@ -51,15 +48,14 @@ async function runAgent({ root, agent, input, seconds, notice, step = null, noSa
       throw new CliError(`agent "${agent.name}": ${e.message}`)
     }
   }
-  // Every schema compiles before anything runs: a broken one stops the run with its place.
-  for (const gene of genes.values()) {
-    geneSchemas(gene).input(null)
-  }
-  // The L0 gate, before any gene's code is loaded (--no-sandbox does not skip it).
+  // The L0 gate, before any gene's code is loaded (--no-sandbox does not skip it). The schemas
+  // compile in the worker, at load, before anything runs.
   for (const gene of genes.values()) gateGene(gene, { seconds, notice: notice || toStderr })
   const deadline = Date.now() + seconds * 1000
   const worker = new GeneWorker({ memory: { agentId: agent.id, root }, seconds })
   try {
+    // Every gene loads, and its schemas compile, before anything runs: a broken schema stops the
+    // run with its place.
     const kinds = new Map()
     for (const [name, gene] of genes) kinds.set(name, await worker.load(gene, deadline))
     let count = 0
@@ -68,11 +64,15 @@ async function runAgent({ root, agent, input, seconds, notice, step = null, noSa
       const n = ++count
       const started = Date.now()
       const log = (status, detail) => step && step(`[${n}] ${name} (${kinds.get(name)}) ${status} in ${Date.now() - started} ms\n    input:  ${preview(value)}\n    ${detail}`)
-      const problems = geneSchemas(gene).input(value)
       try {
-        // A failure of the gene's (code INVALID_INPUT): a Try falls back on it, as on any other.
-        if (problems) throw geneFailure(gene, failureOf('INVALID_INPUT', inputMessage(gene, problems)))
-        const output = await worker.run(gene, value, { deadline: geneDeadline, runDeadline: deadline })
+        let output
+        try {
+          output = await worker.run(gene, value, { deadline: geneDeadline, runDeadline: deadline, checkInput: true })
+        } catch (e) {
+          // A failure of the gene's (code INVALID_INPUT): a Try falls back on it, as on any other.
+          if (e instanceof InvalidInput) throw geneFailure(gene, failureOf('INVALID_INPUT', inputMessage(gene, e.problems)))
+          throw e
+        }
         log('ok', `output: ${preview(output)}`)
         return output
       } catch (e) {
@@ -105,15 +105,28 @@ async function runPool({ agent, agentsDir, genes, input, notice, step, runOne })
   }
 }
 
+/** What a schema check is about, for its timeout message. */
+function schemaName(gene, schema) {
+  if (typeof schema !== 'string') return `a value against ${schema.where}`
+  return `a value against the ${schema}Schema of ${path.join(gene.where || gene.dir, 'phenotype.json')}`
+}
+
 /**
  * A runner of one `gene` with memory `{ agentId, root }` (agentId null: every memory call is
  * denied): `load()`, then `run(input)` as often as needed, each within `seconds`; `close()`.
+ * `check(schema, value, seconds?)` checks a value against `'input'`, `'output'` or `{ schema,
+ * where }` in the gene's thread, within the same bound (null: it conforms; else its problems);
+ * `compile(schema)` only compiles it (a CliError names a broken one).
  * `stop()` (a signal handler's) stops a WASM gene in the sandbox at once, so that the thread it
  * runs on can be ended: a thread in native code cannot be until the gene returns.
  */
 function geneRunner({ gene, memory, seconds, notice = toStderr }) {
   const worker = new GeneWorker({ memory, seconds })
   const deadline = (s) => Date.now() + s * 1000
+  // The check has `s` seconds from when it starts; starting the thread and compiling the schema
+  // are bounded apart, by the default timeout or a longer `seconds`.
+  const outer = () => deadline(Math.max(seconds, DEFAULT_TIMEOUT_SECONDS))
+  const checkWithin = (schema, value, s = seconds) => worker.check(gene, schema, value, { deadline: outer(), seconds: s, what: schemaName(gene, schema) })
   const runner = {
     seconds,
     /** How the gene loaded (`node`, `direct` or `wasi`), once it has. */
@@ -125,6 +138,8 @@ function geneRunner({ gene, memory, seconds, notice = toStderr }) {
     },
     /** Runs on `input`; `options.seconds` gives this run its own timeout. */
     run: (input, options = {}) => worker.run(gene, input, { deadline: deadline(options.seconds || seconds), seconds: options.seconds || seconds }),
+    check: (schema, value, s) => checkWithin(schema, value, s || seconds),
+    compile: (schema) => checkWithin(schema, undefined),
     close: () => worker.close(),
     stop: () => require('./wasm-host').interruptWasmGenes(),
   }
@@ -141,14 +156,15 @@ function inputMessage(gene, problems) {
  * `seconds`. The input is checked against the gene's inputSchema first.
  */
 async function runGene({ gene, memory, input, seconds, notice = toStderr }) {
-  const problems = geneSchemas(gene).input(input)
-  if (problems) throw new CliError(`gene "${gene.name}": ${inputMessage(gene, problems)}; give an input that it accepts`)
   gateGene(gene, { seconds, notice })
   const deadline = Date.now() + seconds * 1000
   const worker = new GeneWorker({ memory, seconds })
   try {
     await worker.load(gene, deadline)
-    return await worker.run(gene, input, { deadline })
+    return await worker.run(gene, input, { deadline, checkInput: true })
+  } catch (e) {
+    if (e instanceof InvalidInput) throw new CliError(`gene "${gene.name}": ${inputMessage(gene, e.problems)}; give an input that it accepts`)
+    throw e
   } finally {
     await worker.close()
   }

@@ -1,11 +1,12 @@
 'use strict'
 // A gene's contract, checked (R-RUN-9): its phenotype's `inputSchema` and `outputSchema`,
-// compiled once per gene and process, on first use. `run` and `agent run` check every gene's
+// compiled once per gene and process, on first use (from the project's schema cache when it
+// holds them, json-schema.js). `run` and `agent run` check every gene's
 // input against its inputSchema before the gene sees it; `rotifer test` checks inputs and
 // outputs.
 
 const path = require('node:path')
-const { compileSchema } = require('../json-schema')
+const { compileSchema, schemaCacheDirOf } = require('../json-schema')
 
 const compiled = new Map()
 
@@ -18,11 +19,18 @@ function geneSchemas(gene) {
   let entry = compiled.get(key)
   if (!entry) {
     const where = (field) => `${path.join(gene.where || gene.dir, 'phenotype.json')}: "${field}"`
+    const cache = { cacheDir: gene.root ? schemaCacheDirOf(gene.root) : null }
     let input = null
     let output = null
+    const make = {
+      input: () => (input = input || compileSchema(gene.phenotype.inputSchema, where('inputSchema'), cache)),
+      output: () => (output = output || compileSchema(gene.phenotype.outputSchema, where('outputSchema'), cache)),
+    }
     entry = {
-      input: (value) => (input = input || compileSchema(gene.phenotype.inputSchema, where('inputSchema')))(value),
-      output: (value) => (output = output || compileSchema(gene.phenotype.outputSchema, where('outputSchema')))(value),
+      input: (value) => make.input()(value),
+      output: (value) => make.output()(value),
+      /** The check of `'input'` or `'output'`, compiled now. */
+      compiled: (kind) => make[kind](),
     }
     compiled.set(key, entry)
   }

@@ -12,7 +12,9 @@
 // - With `config`, `fuzzIterations` inputs generated from the inputSchema with `seed` must not
 //   crash the gene, and what it returns must conform to the outputSchema.
 // `report(line)` receives each line as soon as it is known; with `verbose`, each run's input and
-// output (or error) follow its line. The result is `{ passed, failed, skipped }`.
+// output (or error) follow its line. The result is `{ passed, failed, skipped }`. Every schema
+// check runs in the gene's thread (`runner.check`), within the case's timeout: a check that does
+// not finish fails its case, and Ctrl-C stops it.
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -20,10 +22,9 @@ const native = require('../native')
 const { isDeepStrictEqual } = require('node:util')
 const { CliError, GeneFailure, describeError } = require('../cli/errors')
 const { printable } = require('../cli/format')
-const { compileSchema, problemsText } = require('../json-schema')
-const { geneSchemas } = require('./schemas')
+const { problemsText } = require('../json-schema')
 const { sampleInput, fuzzInput } = require('./inputs')
-const { TIMEOUT, failureOf, geneFailure } = require('./failures')
+const { TIMEOUT, SchemaTimeout, failureOf, geneFailure } = require('./failures')
 const { evaluateL0 } = require('./l0-gate')
 
 const DEFAULT_FUZZ_ITERATIONS = 10
@@ -51,24 +52,27 @@ function crashed(gene, error) {
   return Boolean(gene.wasm) && error.code === 'RuntimeError' // a WASM trap
 }
 
-/** The problems of a successful `output` against what `testCase` and the gene declare. */
-function outputProblem(testCase, output, schemas, caseSchema) {
+/**
+ * The problems of a successful `output` against what `testCase` and the gene declare: its
+ * `caseSchema` (`{ schema, where }`, or null) and, with `withOutputSchema`, the outputSchema.
+ */
+async function outputProblem(testCase, output, check, caseSchema, withOutputSchema) {
   if ('expectedOutput' in testCase && !isDeepStrictEqual(output, testCase.expectedOutput)) {
     return `output differs\n      expected: ${JSON.stringify(testCase.expectedOutput)}\n      actual:   ${JSON.stringify(output)}`
   }
   if (caseSchema) {
-    const problems = caseSchema(output)
+    const problems = await check(caseSchema, output)
     if (problems) return `the output does not conform to expectedSchema: ${problemsText(problems)}; output ${JSON.stringify(output)}`
   }
-  if (schemas) {
-    const problems = schemas.output(output)
+  if (withOutputSchema) {
+    const problems = await check('output', output)
     if (problems) return `the output does not conform to the outputSchema: ${problemsText(problems)}; output ${JSON.stringify(output)}`
   }
   return null
 }
 
 /** Judges a positive case's outcome; null when it passed. */
-function judgePositive(gene, testCase, outcome, schemas, caseSchema) {
+async function judgePositive(gene, testCase, outcome, check, caseSchema) {
   const { output, error } = outcome
   if (error) {
     if ('expectedError' in testCase && error.code === testCase.expectedError) return null
@@ -76,7 +80,7 @@ function judgePositive(gene, testCase, outcome, schemas, caseSchema) {
     return whatFailed(error)
   }
   if ('expectedError' in testCase) return `expected error ${testCase.expectedError}, got an output: ${JSON.stringify(output)}`
-  return outputProblem(testCase, output, schemas, caseSchema)
+  return outputProblem(testCase, output, check, caseSchema, true)
 }
 
 /** The refusal every run gives an input outside the inputSchema (runtime/index.js's rule). */
@@ -107,12 +111,12 @@ function label(testCase, i) {
 
 /** Runs `suite` (from readTestSuite); see the file's comment. */
 async function runSuite({ gene, suite, runner, report, verbose = false }) {
-  const schemas = geneSchemas(gene)
-  schemas.input(null)
-  schemas.output(null)
+  await runner.compile('input')
+  await runner.compile('output')
   const where = path.join(gene.where, 'testsuite.json')
   // Every expectedSchema compiles before anything runs.
-  const caseSchemas = suite.testCases.map((c, i) => ('expectedSchema' in c ? compileSchema(c.expectedSchema, `${where}: test case ${i + 1}: "expectedSchema"`) : null))
+  const caseSchemas = suite.testCases.map((c, i) => ('expectedSchema' in c ? { schema: c.expectedSchema, where: `${where}: test case ${i + 1}: "expectedSchema"` } : null))
+  for (const s of caseSchemas) if (s) await runner.compile(s)
   await runner.load()
   report(`Testing gene "${gene.name}" (${gene.id}): ${suite.testCases.length} case${suite.testCases.length === 1 ? '' : 's'}, one shared test memory`)
   const tally = { passed: 0, failed: 0, skipped: 0 }
@@ -121,19 +125,31 @@ async function runSuite({ gene, suite, runner, report, verbose = false }) {
     report(problem ? `  FAIL  ${text}: ${problem}` : `  ok    ${text}`)
   }
   for (const [i, testCase] of suite.testCases.entries()) {
-    const illegal = schemas.input(testCase.input)
-    const outcome = illegal ? { error: refusal(gene, illegal) } : await attempt(runner, testCase.input, 'timeout' in testCase ? testCase.timeout / 1000 : undefined)
-    const problem = illegal ? judgeRefused(testCase) : judgePositive(gene, testCase, outcome, schemas, caseSchemas[i])
+    const seconds = 'timeout' in testCase ? testCase.timeout / 1000 : undefined
+    const check = (schema, value) => runner.check(schema, value, seconds)
+    let illegal = null
+    let problem
+    let outcome = {}
+    try {
+      illegal = await check('input', testCase.input)
+      outcome = illegal ? { error: refusal(gene, illegal) } : await attempt(runner, testCase.input, seconds)
+      problem = illegal ? judgeRefused(testCase) : await judgePositive(gene, testCase, outcome, check, caseSchemas[i])
+    } catch (e) {
+      // A check stopped at the case's timeout fails the case; the next one gets a new thread.
+      if (!(e instanceof SchemaTimeout)) throw e
+      problem = e.message
+      outcome = { error: e }
+    }
     const note = illegal ? ` (input outside the inputSchema: ${problemsText(illegal, 1)}; refused, INVALID_INPUT)` : ''
     line(problem, label(testCase, i) + note)
     if (verbose) runLines(testCase.input, outcome).forEach((l) => report(l))
   }
-  if (suite.config) await fuzz(gene, suite.config, runner, schemas, line)
+  if (suite.config) await fuzz(gene, suite.config, runner, line)
   return tally
 }
 
 /** The suite's fuzz run: one report line. */
-async function fuzz(gene, config, runner, schemas, line) {
+async function fuzz(gene, config, runner, line) {
   const iterations = config.fuzzIterations === undefined ? DEFAULT_FUZZ_ITERATIONS : config.fuzzIterations
   const seed = config.seed === undefined ? DEFAULT_SEED : config.seed
   const text = `fuzz: ${iterations} input${iterations === 1 ? '' : 's'} from the inputSchema, seed ${seed}`
@@ -141,15 +157,27 @@ async function fuzz(gene, config, runner, schemas, line) {
   let refused = 0
   for (let i = 0; i < iterations; i++) {
     const input = fuzzInput(gene.phenotype.inputSchema, seed, i)
-    const illegal = schemas.input(input)
-    const { output, error } = illegal ? { error: refusal(gene, illegal) } : await attempt(runner, input)
     const replay = `(iteration ${i + 1}, input ${JSON.stringify(input).slice(0, 200)}; the same seed replays it)`
+    let illegal
+    try {
+      illegal = await runner.check('input', input)
+    } catch (e) {
+      if (!(e instanceof SchemaTimeout)) throw e
+      return line(`${e.message} ${replay}`, text)
+    }
+    const { output, error } = illegal ? { error: refusal(gene, illegal) } : await attempt(runner, input)
     if (error && crashed(gene, error)) return line(`the gene crashed: ${whatFailed(error)} ${replay}`, text)
     if (error) {
       refused++
       continue
     }
-    const problems = schemas.output(output)
+    let problems
+    try {
+      problems = await runner.check('output', output)
+    } catch (e) {
+      if (!(e instanceof SchemaTimeout)) throw e
+      return line(`${e.message} ${replay}`, text)
+    }
     if (problems) return line(`the output does not conform to the outputSchema: ${problemsText(problems)} ${replay}`, text)
   }
   return line(null, refused ? `${text} (${refused} refused)` : text)
@@ -179,23 +207,32 @@ async function runStandardChecks({ gene, runner, report, verbose = false }) {
   }
   report(`Testing gene "${gene.name}" (${gene.id}): no ${path.join(gene.where, 'testsuite.json')}, so the standard checks, on one shared test memory`)
   check(null, 'phenotype: domain, version, inputSchema and outputSchema are present and valid')
-  const schemas = geneSchemas(gene)
-  const compiles = (kind) => {
+  const compiles = async (kind) => {
     try {
-      schemas[kind](null)
+      await runner.compile(kind)
       return null
     } catch (e) {
       if (e instanceof CliError) return e.message
       throw e
     }
   }
-  const inputBad = compiles('input')
+  // A check that does not finish in time fails like a broken schema.
+  const problemsOf = async (kind, value) => {
+    try {
+      return { problems: await runner.check(kind, value) }
+    } catch (e) {
+      if (e instanceof SchemaTimeout) return { stopped: e.message }
+      throw e
+    }
+  }
+  const inputBad = await compiles('input')
   check(inputBad, 'inputSchema is a valid JSON Schema')
-  const outputBad = compiles('output')
+  const outputBad = await compiles('output')
   check(outputBad, 'outputSchema is a valid JSON Schema')
   const input = sampleInput(gene.phenotype.inputSchema)
-  const illegal = inputBad ? null : schemas.input(input)
-  check(inputBad ? 'the inputSchema does not compile' : illegal && `${problemsText(illegal)}; give the properties a "default" or an "enum"`, `the sample input ${JSON.stringify(input)} conforms to the inputSchema`)
+  const sample = inputBad ? {} : await problemsOf('input', input)
+  const illegal = sample.problems
+  check(inputBad ? 'the inputSchema does not compile' : sample.stopped || (illegal && `${problemsText(illegal)}; give the properties a "default" or an "enum"`), `the sample input ${JSON.stringify(input)} conforms to the inputSchema`)
   const file = gene.wasm || gene.entry
   check(null, `gene file: ${path.join(gene.where, path.basename(file))}`)
   let output
@@ -213,8 +250,9 @@ async function runStandardChecks({ gene, runner, report, verbose = false }) {
     check(output === null ? 'the gene returned null' : null, 'runs on the sample input')
     if (verbose) runLines(input, { output }).forEach((l) => report(l))
     if (output !== null) {
-      const problems = outputBad ? null : schemas.output(output)
-      check(outputBad ? 'the outputSchema does not compile' : problems && `${problemsText(problems)}; output ${JSON.stringify(output)}`, 'the output conforms to the outputSchema')
+      const checked = outputBad ? {} : await problemsOf('output', output)
+      const problems = checked.problems
+      check(outputBad ? 'the outputSchema does not compile' : checked.stopped || (problems && `${problemsText(problems)}; output ${JSON.stringify(output)}`), 'the output conforms to the outputSchema')
     }
   }
   if (gene.ir) {

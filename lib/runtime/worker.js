@@ -5,16 +5,64 @@
 // here as in the main thread: the native addon loads in workers, and every gene gets its own
 // GeneMemoryAccess (or memory imports) bound to the agent, its v2 id and its domain.
 //
-// Requests: `{ op: 'load', gene, deadline }` and `{ op: 'run', gene, input, memory, deadline, seconds }`.
-// Replies: `{ ok: true, kind }`, `{ ok: true, output }` (JSON text), `{ ok: false, failure }`
+// Requests: `{ op: 'load', gene, deadline }` (also compiles the gene's schemas), `{ op: 'run',
+// gene, input, memory, deadline, seconds, checkInput }` (with `checkInput`, the input is checked
+// against the inputSchema first) and `{ op: 'check', gene, schema, value }` (a schema check, see
+// `check`). Schema checks run here so that the deadline and Ctrl-C bound them as they bound genes:
+// a pattern can backtrack for minutes, and the main thread must stay free to stop it.
+// Replies: `{ ok: true, kind }`, `{ ok: true, output }` (JSON text), `{ ok: true, problems }`,
+// `{ ok: false, invalid }` (the input's problems), `{ ok: false, failure }`
 // (the gene failed), `{ ok: false, stopped }` (the sandbox stopped a WASM gene: `timeout` or
 // `interrupted`) or `{ ok: false, error }` (it could not be loaded: a message for the user).
 
-const { parentPort } = require('node:worker_threads')
+const { parentPort, workerData } = require('node:worker_threads')
+
+/**
+ * A thread started before its first request (prestart.js) gets ready now, while the main thread
+ * is busy: it reads which genes the command will run (from `argv`, as the command will) and,
+ * unless every one of them is compiled or imports nothing (gene-loader.js), registers the ES
+ * module hooks, whose thread takes a while to start, so that it starts first. Anything that
+ * fails here fails again, and is reported, at load.
+ */
+function warm(argv) {
+  try {
+    const { findProjectRoot } = require('../formats/project-config')
+    const loader = require('../cli/gene-loader')
+    const root = findProjectRoot(process.cwd())
+    const genes = genesOf(root, argv)
+    if (genes === null || !genes.every((g) => g.wasm || loader.importsNothing(g))) loader.install(root)
+  } catch {
+    // reported by the first load
+  }
+}
+
+/** The genes `rotifer agent run <agent>`, `run <gene>` or `test <gene>` will load; null if unsure. */
+function genesOf(root, argv) {
+  const { readGene, sourceOnly } = require('../cli/project')
+  const words = argv.filter((a) => !a.startsWith('-'))
+  const source = argv.includes('--no-sandbox')
+  const read = (name) => (source ? sourceOnly(readGene(root, name)) : readGene(root, name))
+  // Only when the name is the word right after the command (no option between them).
+  if (argv[0] === 'agent' && argv[1] === 'run' && words[2] === argv[2] && argv[2] !== undefined) {
+    const { findAgent } = require('../cli/agents')
+    const { leaves } = require('../formats/composition')
+    return leaves(findAgent(root, argv[2]).plan).map(read)
+  }
+  if ((argv[0] === 'run' || argv[0] === 'test') && words[1] === argv[1] && argv[1] !== undefined) {
+    // `test` runs the gene's source unless it is compiled, as `run` does.
+    return [read(argv[1])]
+  }
+  return null
+}
+
+if (workerData && workerData.warm) warm(workerData.argv || [])
+
 const { loadGene } = require('./genes')
 const { Failure, Stopped } = require('./wasm-host')
 const { thrownFailure } = require('./failures')
 const { CliError, describeError } = require('../cli/errors')
+const { compileSchema, schemaCacheDirOf } = require('../json-schema')
+const { geneSchemas } = require('./schemas')
 
 // What a gene writes to process.stdout or process.stderr (console.log included) travels to the
 // main thread on the same port as the replies, so it arrives before the reply and is never lost
@@ -99,10 +147,53 @@ async function load(gene, deadline) {
   return entry
 }
 
+/**
+ * A `check` request: compiles the schema (`'input'`, `'output'`: the gene's; or `{ schema, where }`:
+ * a test case's) and checks `value` (JSON text) against it when given. Here, not on the main
+ * thread: a check of an untrusted value is bounded by the request's deadline like a gene's run.
+ */
+function check({ gene, schema, value }) {
+  const validate = typeof schema === 'string' ? geneSchemas(gene).compiled(schema) : caseSchema(schema, gene)
+  if (value === undefined) return null
+  const parsed = JSON.parse(value)
+  // The check's own time starts now: the thread's start and the compiling are not the value's.
+  phase('check')
+  return validate(parsed)
+}
+
+const caseSchemas = new Map()
+
+function caseSchema({ schema, where }, gene) {
+  const key = `${where}\0${JSON.stringify(schema)}`
+  let validate = caseSchemas.get(key)
+  if (!validate) {
+    validate = compileSchema(schema, where, { cacheDir: gene.root ? schemaCacheDirOf(gene.root) : null })
+    caseSchemas.set(key, validate)
+  }
+  return validate
+}
+
+/** Tells the main thread what the request in flight is doing: `check` (a schema) or `run`. */
+function phase(name) {
+  parentPort.postMessage({ phase: name })
+}
+
 async function handle(request) {
   try {
+    if (request.op === 'check') return { ok: true, problems: check(request) }
+    if (request.op === 'load') {
+      // A broken schema stops the run with its place, before any gene runs.
+      geneSchemas(request.gene).input(null)
+      geneSchemas(request.gene).output(null)
+    }
     const entry = await load(request.gene, request.deadline)
     if (request.op === 'load') return { ok: true, kind: entry.kind }
+    if (request.checkInput) {
+      phase('check')
+      const problems = geneSchemas(request.gene).input(JSON.parse(request.input))
+      if (problems) return { ok: false, invalid: problems }
+    }
+    phase('run')
     resetOutput(request.gene.name)
     try {
       return { ok: true, output: await entry.run(request.input, request) }

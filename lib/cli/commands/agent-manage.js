@@ -117,20 +117,20 @@ const del = {
     'nothing is removed. A process that still has the agent open fails its next memory call with',
     'MEMORY_STORAGE_ERROR instead of writing into the deleted database. The memory goes before the',
     'record: if it cannot all be removed, the record stays and running the command again finishes.',
-    'At a terminal it asks first (y to go ahead; --yes does not ask); a script (stdin not a',
-    'terminal) is never asked. <agent> is its name or id.',
+    'At a terminal it asks first (y to go ahead; --yes does not ask); without one (a script,',
+    'stdin not a terminal) it needs --yes (exit 2 without it). <agent> is its name or id.',
   ],
   positionals: ['agent'],
   options: {
     'keep-memory': { type: 'boolean', help: "keep the agent's memory database (only the record goes)" },
-    yes: { type: 'boolean', help: 'delete without asking (at a terminal, delete asks first)' },
+    yes: { type: 'boolean', help: 'delete without asking (at a terminal, delete asks first; without one, --yes is required)' },
   },
   examples: ['rotifer agent delete my-agent --yes', 'rotifer agent delete my-agent --keep-memory --yes'],
 
   async run({ positionals, options, root, io }) {
     const agent = findAgent(root, positionals.agent)
     const keep = options['keep-memory'] === true
-    // A person at a terminal confirms; scripts are not asked.
+    // A person at a terminal confirms; a script must say --yes.
     const what = keep ? 'its record (its memory is kept)' : 'its record and its memory'
     await confirm({
       command: 'agent delete',

@@ -68,12 +68,12 @@ const restore = {
     'The agent keeps its quota and data policy; entries that expired by its rules are left out.',
     'The restore is recorded in .rotifer/audit.jsonl (memory.restore, actor "deployer"). At a',
     'terminal it asks first (y to go ahead; --yes does not ask) and shows a progress line on',
-    'stderr; a script (stdin not a terminal) is never asked. Never copy a backup over the',
+    'stderr; without one (a script, stdin not a terminal) it needs --yes (exit 2 without it). Never copy a backup over the',
     'database file by hand while the agent may be in use: use this command.',
   ],
   positionals: ['agent', 'file'],
   options: {
-    yes: { type: 'boolean', help: "replace the agent's entries without asking (at a terminal, restore asks first)" },
+    yes: { type: 'boolean', help: "replace the agent's entries without asking (at a terminal, restore asks first; without one, --yes is required)" },
     json: { type: 'boolean', help: 'print { entries, replaced, expired, used } as JSON' },
   },
   examples: ['rotifer agent memory restore my-agent backups/my-agent-2026-12-01.db --yes'],
@@ -87,7 +87,7 @@ const restore = {
     } catch (e) {
       throw new CliError(`the backup ${file} cannot be read: ${e.code === "ENOENT" ? "no such file (ENOENT)" : e.code || e.message}; nothing was restored`)
     }
-    // A person at a terminal confirms that the entries are replaced; scripts are not asked.
+    // A person at a terminal confirms that the entries are replaced; a script must say --yes.
     await confirm({
       command: 'agent memory restore',
       yes: options.yes,

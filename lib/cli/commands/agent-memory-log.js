@@ -20,11 +20,21 @@ const REFUSALS = ['memory.access_denied', 'memory.quota_reject']
 
 const ACTIONS = ['create', 'update', 'delete', 'evict', 'expire', 'restore', 'drop', 'quota_reject', 'access_denied']
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i
+const DATE = /^(\d{4})-(\d\d)-(\d\d)$/
 
+/** `--since`: an RFC 3339 time, or a date (`2026-12-01`), which is that day's midnight UTC. */
 function parseSince(text) {
-  const ms = RFC3339.test(text) ? Date.parse(text) : NaN
+  const date = DATE.exec(text)
+  let ms = NaN
+  if (date) {
+    ms = Date.UTC(Number(date[1]), Number(date[2]) - 1, Number(date[3]))
+    // Only a day that exists: 2026-02-30 is no date.
+    if (new Date(ms).toISOString().slice(0, 10) !== text) ms = NaN
+  } else if (RFC3339.test(text)) {
+    ms = Date.parse(text)
+  }
   if (Number.isNaN(ms)) {
-    throw new UsageError(`invalid --since ${JSON.stringify(text)}: give an RFC 3339 time such as 2026-11-30T01:38:19.123Z`, 'agent memory log', { seeHelp: false })
+    throw new UsageError(`invalid --since ${JSON.stringify(text)}: give a date such as 2026-11-30 (midnight UTC) or an RFC 3339 time such as 2026-11-30T01:38:19.123Z`, 'agent memory log', { seeHelp: false })
   }
   return ms
 }
@@ -280,7 +290,7 @@ const log = {
   ],
   positionals: ['agent'],
   options: {
-    since: { type: 'string', value: '<time>', help: 'only lines at or after this RFC 3339 time' },
+    since: { type: 'string', value: '<time>', help: 'only lines at or after this time: an RFC 3339 time, or a date (2026-11-30: its midnight UTC)' },
     action: { type: 'string', value: '<a>', help: `one of: ${ACTIONS.join(', ')}` },
     'key-prefix': { type: 'string', value: '<p>', help: 'only lines whose key starts with <p> (and refusals that may)' },
     limit: { type: 'string', value: '<n>', help: 'only the last <n> matching lines' },
@@ -374,7 +384,7 @@ const log = {
         const longest = Math.max(0, ...Object.keys(reader.actions).map((a) => a.replace(/^memory\./, '').length))
         table = streamTable(
           [
-            { header: 'TIME' }, { header: 'ACTION', min: longest }, { header: 'ACTOR', grow: 3 }, { header: 'KEY', grow: 2 },
+            { header: 'TIME' }, { header: 'ACTION', min: longest }, { header: 'ACTOR', grow: 3 }, { header: 'KEY', grow: 2, middle: true },
             { header: 'CATEGORY' }, { header: 'SIZE', right: true }, { header: 'DETAIL', grow: 1, optional: true },
           ],
           lines.map((l) => cellsOf(l, names, wide, actors)),

@@ -9,7 +9,7 @@ const memory = require('../../../index.js')
 const { CliError } = require('../errors')
 const { findAgent, ensureAgentMemory } = require('../agents')
 const { formatSize } = require('../format')
-const { progress } = require('../interactive')
+const { confirm, progress } = require('../interactive')
 
 const ON_CONFLICT = ['fail', 'skip', 'replace']
 
@@ -92,7 +92,7 @@ const exportCommand = {
 const importCommand = {
   name: 'agent memory import',
   summary: "import a bundle into an agent's memory, all or nothing",
-  usage: 'rotifer agent memory import <agent> <file> [--on-conflict fail|skip|replace] [--json]',
+  usage: 'rotifer agent memory import <agent> <file> [--on-conflict fail|skip|replace] [--yes] [--json]',
   description: [
     'Imports a bundle made by rotifer agent memory export. The header, the checksum and every entry',
     "are checked first (as for a write, against the agent's data policy, and against its quota:",
@@ -101,17 +101,29 @@ const importCommand = {
     '.rotifer/audit.jsonl (memory.create or memory.update, actor "deployer"). Entries that expired',
     'since the export are left out. A refused bundle is reported with its line and the reason.',
     'At a terminal, a progress line on stderr says what is being imported (not with --json).',
+    '--on-conflict replace overwrites entries: at a terminal it asks first (--yes does not ask);',
+    'without one (a script, stdin not a terminal) it needs --yes (exit 2 without it).',
   ],
   positionals: ['agent', 'file'],
   options: {
     'on-conflict': { type: 'string', value: '<mode>', choices: ON_CONFLICT, help: 'a key the agent has already: fail (default: refuse the import), skip (keep the agent\'s) or replace (take the bundle\'s; counted as updated)' },
+    yes: { type: 'boolean', help: 'with --on-conflict replace: replace without asking (at a terminal it asks first; without one, --yes is required)' },
     json: { type: 'boolean', help: 'print { created, updated, skipped, expired } as JSON' },
   },
-  examples: ['rotifer agent memory import my-agent my-agent.memory.jsonl', 'rotifer agent memory import my-agent bundle.jsonl --on-conflict skip'],
+  examples: ['rotifer agent memory import my-agent my-agent.memory.jsonl', 'rotifer agent memory import my-agent bundle.jsonl --on-conflict skip', 'rotifer agent memory import my-agent bundle.jsonl --on-conflict replace --yes'],
 
   async run({ positionals, options, root, io }) {
     const onConflict = options['on-conflict'] === undefined ? 'fail' : options['on-conflict']
     const agent = findAgent(root, positionals.agent)
+    if (onConflict === 'replace') {
+      // Replacing overwrites the agent's entries: a person confirms, a script says --yes.
+      await confirm({
+        command: 'agent memory import',
+        yes: options.yes,
+        question: `Replace the entries of agent "${agent.name}" whose keys the bundle ${positionals.file} holds too?`,
+        nothing: `nothing was imported into agent "${agent.name}" (--yes imports without asking)`,
+      })
+    }
     const bar = progress({ json: options.json })
     let bundle
     try {

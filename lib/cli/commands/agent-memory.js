@@ -91,7 +91,7 @@ const list = {
     const cells = entryCells(names, wide)
     const color = useColor(process.stdout)
     const t = streamTable(
-      [{ header: 'KEY', grow: 1 }, { header: 'CATEGORY' }, { header: 'SIZE', right: true }, { header: 'CREATED BY', grow: 2 }, { header: wide ? 'UPDATED' : 'UPDATED (UTC)' }],
+      [{ header: 'KEY', grow: 1, middle: true }, { header: 'CATEGORY' }, { header: 'SIZE', right: true }, { header: 'CREATED BY', grow: 2 }, { header: wide ? 'UPDATED' : 'UPDATED (UTC)' }],
       first.map(cells),
       wide ? Infinity : outputWidth(process.stdout),
     )
@@ -149,22 +149,23 @@ function entryCells(names, wide) {
 const del = {
   name: 'agent memory delete',
   summary: "delete one entry by key, or every entry of a category or key prefix, from an agent's memory",
-  usage: 'rotifer agent memory delete <agent> (--key <K> | --category <C> | --key-prefix <p>) [--yes]',
+  usage: 'rotifer agent memory delete <agent> (--key <K> | --category <C> | --key-prefix <p>) [--yes] [--json]',
   description: [
     'Deletes the entry with key K, or every entry of category C, of key prefix p, or of both,',
     'whoever created them and whatever their access policy, and prints how many were deleted.',
     '--key goes alone. Deleting a key that does not exist fails with MEMORY_NOT_FOUND. At a',
     'terminal, a delete that matches more than one entry asks first (y to go ahead) and shows a',
-    'progress line while it runs; --yes goes ahead without asking, and a script (stdin not a',
-    'terminal) is never asked. Each deletion is recorded in .rotifer/audit.jsonl with actor',
-    '"deployer".',
+    'progress line while it runs; --yes goes ahead without asking. Without a terminal (a script,',
+    'stdin not a terminal) a delete by --category or --key-prefix needs --yes (exit 2 without it).',
+    'Each deletion is recorded in .rotifer/audit.jsonl with actor "deployer".',
   ],
   positionals: ['agent'],
   options: {
     key: { type: 'string', value: '<K>', help: 'the key of the entry to delete' },
     category: { type: 'string', value: '<C>', choices: CATEGORIES, help: 'delete every entry of this category: PREFERENCE, PATTERN, CONTEXT or CACHE' },
     'key-prefix': { type: 'string', value: '<p>', help: 'delete every entry whose key starts with these characters (a plain prefix, no wildcards)' },
-    yes: { type: 'boolean', help: 'delete without asking (at a terminal, a delete of more than one entry asks first)' },
+    yes: { type: 'boolean', help: 'delete without asking (at a terminal, a delete of more than one entry asks first; without one, --category and --key-prefix need --yes)' },
+    json: { type: 'boolean', help: 'print { deleted } (how many entries) as JSON' },
   },
   examples: [
     'rotifer agent memory delete my-agent --key formatter/indent',
@@ -185,11 +186,15 @@ const del = {
     const what = hasKey
       ? `key "${printable(options.key)}"`
       : [hasCategory ? `category ${options.category}` : null, hasPrefix ? `keys starting "${printable(options['key-prefix'])}"` : null].filter(Boolean).join(', ')
-    const bar = progress()
+    const bar = progress({ json: options.json })
     if (!hasKey) {
-      // A person at a terminal confirms a delete of several entries; scripts are not asked. The
-      // entries are counted only for the question and the progress line.
-      const wanted = (process.stdin.isTTY && !options.yes) || process.stderr.isTTY
+      // A delete by category or prefix may take many entries. A person at a terminal confirms
+      // one that matches more than one; without a terminal (a script) it needs --yes, whatever
+      // it matches today, so a script does not start failing when the memory grows.
+      if (!options.yes && !process.stdin.isTTY) {
+        await confirm({ command: 'agent memory delete', yes: false, question: `Delete every entry of ${what} from agent "${agent.name}"?`, nothing: '' })
+      }
+      const wanted = !options.yes || process.stderr.isTTY
       const matching = wanted ? memory.listAgentMemory({ agentId: agent.id, root, ...selection }) : null
       if (matching && matching.length > 1) {
         const bytes = matching.reduce((sum, e) => sum + e.size, 0)
@@ -208,7 +213,8 @@ const del = {
     } finally {
       bar.done()
     }
-    io.out(`Deleted ${count(n)} (${what}) from agent "${agent.name}"`)
+    if (options.json) io.out(JSON.stringify({ deleted: n }, null, 2))
+    else io.out(`Deleted ${count(n)} (${what}) from agent "${agent.name}"`)
     return 0
   },
 }

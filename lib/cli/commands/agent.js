@@ -154,9 +154,10 @@ const create = {
     const width = terminalWidth(process.stdout, Infinity)
     const geneLine = (g) => (visibleWidth(`${' '.repeat(16)}${g.name} ${g.id}`) <= width ? `${g.name} ${g.id}` : `${g.name} ${shortGeneId(g.id)}`)
     if (selected) io.out(selected.note)
+    // One column of labels; the composition in the record's words (Single for one gene).
     io.out(`Created agent "${name}"`)
-    io.out(`  id            ${id}`)
-    io.out(`  genome (${composition.type}) `.padEnd(16) + genes.map(geneLine).join('\n                '))
+    io.out(field('id', id, width))
+    io.out(`  ${'genome'.padEnd(14)}` + genes.map(geneLine).join(`\n${' '.repeat(16)}`))
     io.out(field('composition', describeComposition(plan), width))
     io.out(field('strategy', strategy, width))
     io.out(field('memory quota', formatQuota(quota), width))

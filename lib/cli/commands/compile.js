@@ -8,12 +8,9 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const native = require('../../native')
 const { CliError } = require('../errors')
 const { readGene } = require('../project')
 const { phenotypeWarnings, geneV2Id, writePhenotype, writeJsonAtomically } = require('../../formats/phenotype')
-const { geneSchemas } = require('../../runtime/schemas')
-const { compileWithJavy } = require('../javy')
 
 const LANGS = ['ts', 'wasm']
 
@@ -31,6 +28,8 @@ function readWasm(file, where) {
 }
 
 function sandbox() {
+  // Loaded when compiling: help needs no addon.
+  const native = require('../../native')
   if (!native || typeof native.compileIr !== 'function') throw new CliError('the IR compiler is unavailable: the native binding could not be loaded; run `npm run build`')
   return native
 }
@@ -106,6 +105,7 @@ const compile = {
 
   async run({ positionals, options, root, io }) {
     const gene = readGene(root, positionals.gene, { phenotypeOnly: true })
+    const { geneSchemas } = require('../../runtime/schemas')
     const schemas = geneSchemas(gene)
     schemas.input(null)
     schemas.output(null)
@@ -132,7 +132,7 @@ const compile = {
     const started = Date.now()
     const input = inputOf(gene, options)
     if (input === null) return writeWrapped(gene, started, io)
-    const wasm = input.javy ? await compileWithJavy(gene, input.javy, io) : readWasm(input.file, input.where)
+    const wasm = input.javy ? await require('../javy').compileWithJavy(gene, input.javy, io) : readWasm(input.file, input.where)
     const fidelity = gene.phenotype.fidelity === 'Hybrid' ? 'Hybrid' : 'Native'
     const { irHash: _old, ...rest } = gene.phenotype
     const phenotype = { ...rest, fidelity }

@@ -6,7 +6,7 @@
 
 const { readGene, sourceOnly } = require('../project')
 const { parseInput, parseTimeout, TIMEOUT_OPTION } = require('../runner')
-const { runGene, DEFAULT_INPUT } = require('../../runtime')
+const { DEFAULT_INPUT } = require('../../runtime/defaults')
 
 const run = {
   name: 'run',
@@ -32,6 +32,7 @@ const run = {
     const seconds = parseTimeout(options.timeout, 'run')
     const read = readGene(root, positionals.gene)
     const gene = options['no-sandbox'] ? sourceOnly(read) : read
+    const { runGene } = require('../../runtime')
     const output = await runGene({ gene, memory: { agentId: null, root }, input, seconds })
     io.out(JSON.stringify(output, null, 2))
     return 0

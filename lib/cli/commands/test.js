@@ -6,12 +6,7 @@
 // is lib/runtime/testing.js's.
 
 const path = require('node:path')
-const memory = require('../../../index.js')
-const { readGene } = require('../project')
-const { readTestSuite } = require('../../formats/testsuite')
 const { parseTimeout, TIMEOUT_OPTION } = require('../runner')
-const { geneRunner } = require('../../runtime')
-const { runSuite, runStandardChecks, runCompliance } = require('../../runtime/testing')
 
 const test = {
   name: 'test',
@@ -41,6 +36,12 @@ const test = {
 
   async run({ positionals, options, root, io }) {
     const seconds = parseTimeout(options.timeout, 'test')
+    // Loaded here, not with the command's declaration: help needs none of it.
+    const memory = require('../../../index.js')
+    const { readGene } = require('../project')
+    const { readTestSuite } = require('../../formats/testsuite')
+    const { geneRunner } = require('../../runtime')
+    const { runSuite, runStandardChecks, runCompliance } = require('../../runtime/testing')
     const gene = readGene(root, positionals.gene)
     const suite = readTestSuite(gene.dir, path.join(gene.where, 'testsuite.json'))
 
