@@ -163,3 +163,14 @@ CREATE OR REPLACE FUNCTION rotifer.valid_gene(p_gene text) RETURNS boolean
 LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
   SELECT p_gene IS NOT NULL AND p_gene ~ '^v2:[0-9a-f]{64}$'
 $$;
+
+-- Identity first (R-ACC-4): a call with no valid v2 id is denied before anything else, its
+-- denial recorded; answers the refusal.
+CREATE OR REPLACE FUNCTION rotifer.deny_unidentified(p_agent text, p_now bigint, p_key text, p_op text, a rotifer.agents)
+RETURNS rotifer.call_result LANGUAGE plpgsql SET search_path = pg_catalog, rotifer, pg_temp AS $$
+BEGIN
+  PERFORM rotifer.audit_row(p_agent, p_now, NULL, NULL, 'memory.access_denied', NULL, p_key, NULL, NULL,
+    jsonb_build_object('op', p_op, 'code', 'MEMORY_ACCESS_DENIED', 'reason', 'no valid v2 id'));
+  PERFORM rotifer.finish(p_agent, p_now, a.last_tx + 1, 1, a.used_bytes, a.last_seq, 0);
+  RETURN rotifer.refusal('MEMORY_ACCESS_DENIED', 'no valid v2 id', NULL);
+END $$;

@@ -38,10 +38,7 @@ BEGIN
   a := rotifer.lock_agent(p_agent, true);
   v_now := rotifer.clock_ms(p_now);
   IF NOT rotifer.valid_gene(p_gene) THEN
-    PERFORM rotifer.audit_row(p_agent, v_now, NULL, NULL, 'memory.access_denied', NULL, NULL, NULL, NULL,
-      jsonb_build_object('op', 'query', 'code', 'MEMORY_ACCESS_DENIED', 'reason', 'no valid v2 id'));
-    PERFORM rotifer.finish(p_agent, v_now, a.last_tx + 1, 1, a.used_bytes, a.last_seq, 0);
-    RETURN NEXT rotifer.refusal('MEMORY_ACCESS_DENIED', 'no valid v2 id', NULL);
+    RETURN NEXT rotifer.deny_unidentified(p_agent, v_now, NULL, 'query', a);
     RETURN;
   END IF;
   IF EXISTS (SELECT 1 FROM rotifer.entries WHERE agent_id = p_agent AND expires_at <= v_now) THEN

@@ -16,10 +16,7 @@ BEGIN
   v_now := rotifer.clock_ms(p_now);
   v_tx := a.last_tx + 1;
   IF NOT rotifer.valid_gene(p_gene) THEN
-    PERFORM rotifer.audit_row(p_agent, v_now, NULL, NULL, 'memory.access_denied', NULL, p_key, NULL, NULL,
-      jsonb_build_object('op', 'read', 'code', 'MEMORY_ACCESS_DENIED', 'reason', 'no valid v2 id'));
-    PERFORM rotifer.finish(p_agent, v_now, v_tx, 1, a.used_bytes, a.last_seq, 0);
-    RETURN rotifer.refusal('MEMORY_ACCESS_DENIED', 'no valid v2 id', NULL);
+    RETURN rotifer.deny_unidentified(p_agent, v_now, p_key, 'read', a);
   END IF;
   v_purged := rotifer.purge(p_agent, v_now, v_tx, 0);
   IF p_key IS NULL OR octet_length(p_key) NOT BETWEEN 1 AND 1024

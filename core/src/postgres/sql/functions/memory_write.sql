@@ -43,10 +43,7 @@ BEGIN
 
   -- Identity first (R-ACC-4): denied before anything else, the denial recorded.
   IF NOT rotifer.valid_gene(p_gene) THEN
-    PERFORM rotifer.audit_row(p_agent, v_now, NULL, NULL, 'memory.access_denied', NULL, p_key, NULL, NULL,
-      jsonb_build_object('op', 'write', 'code', 'MEMORY_ACCESS_DENIED', 'reason', 'no valid v2 id'));
-    PERFORM rotifer.finish(p_agent, v_now, v_tx, 1, v_used, a.last_seq, 0);
-    RETURN rotifer.refusal('MEMORY_ACCESS_DENIED', 'no valid v2 id', NULL);
+    RETURN rotifer.deny_unidentified(p_agent, v_now, p_key, 'write', a);
   END IF;
 
   v_purged := rotifer.purge(p_agent, v_now, v_tx, 0);
