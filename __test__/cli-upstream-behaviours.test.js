@@ -96,6 +96,24 @@ describe('list (upstream: list.ts)', () => {
     assert.match(text.stdout, /partial: +cannot run yet: .*E0021/)
   })
 
+  test('any folder with phenotype.json is listed: a complete phenotype with no source (a wrapped skill) is a gene, filtered and given a Gene ID', (t) => {
+    const root = makeProject(t)
+    addGene(root, 'foo', {}, { phenotype: phenotype('general', { fidelity: 'Wrapped' }) })
+    const rows = json(rotifer(root, 'list', '--json'))
+    assert.deepEqual(rows.map((r) => [r.name, r.error, r.domain, r.fidelity, r.compiled]), [['foo', undefined, 'general', 'Wrapped', false]])
+    assert.match(rows[0].id, /^v2:[0-9a-f]{64}$/)
+    assert.match(rows[0].problem, /has no .*index\.ts/)
+    assert.deepEqual(json(rotifer(root, 'list', '--json', '-d', 'general')).map((r) => r.name), ['foo'])
+    assert.deepEqual(json(rotifer(root, 'list', '--json', '--fidelity', 'Wrapped')).map((r) => r.name), ['foo'])
+    const text = rotifer(root, 'list')
+    assert.match(text.stdout, /^foo +- +general +Wrapped +no +v2:/m)
+    assert.doesNotMatch(text.stdout, /error:/)
+    const id = rotifer(root, 'gene', 'id', 'foo')
+    assert.equal(id.status, 0, id.stderr)
+    assert.equal(id.stdout.trim(), rows[0].id)
+    assert.match(rotifer(root, 'compile', 'foo').stdout, new RegExp(rows[0].id.slice(3)))
+  })
+
   test('-d/--domain keeps the domain and its subdomains, --fidelity one fidelity (Unknown when none is given)', (t) => {
     const root = makeProject(t)
     addGene(root, 'fmt', { 'index.js': 'exports.express = (i) => i' }, { phenotype: phenotype('code.format', { fidelity: 'Native' }) })
