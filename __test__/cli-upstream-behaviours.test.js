@@ -33,11 +33,13 @@ function phenotype(domain, extra = {}) {
 const MARKED = `require('node:fs').writeFileSync(require('node:path').join(__dirname, 'loaded'), 'yes')
 exports.express = (input) => input`
 
-/** Upstream's estimated fitness of the Arena, computed here from its facts, not from our code. */
+/**
+ * Upstream's estimated fitness of the Arena, computed here from its facts, not from our code: its
+ * getArenaRankings hashes the phenotype as it is, irHash included.
+ */
 function upstreamEstimate(p) {
   const sort = (v) => (Array.isArray(v) ? v.map(sort) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sort(v[k])])) : v)
-  const { irHash, ...rest } = p
-  const hash = createHash('sha256').update(JSON.stringify(sort(rest))).digest('hex')
+  const hash = createHash('sha256').update(JSON.stringify(sort(p))).digest('hex')
   const base = Math.min(0.7 + (parseInt(hash.slice(0, 8), 16) % 250) / 1000, 0.99)
   return base * ({ Native: 1, Hybrid: 0.85 }[p.fidelity] || 0.7)
 }
@@ -155,6 +157,19 @@ describe('agent create (upstream: agent-create.ts)', () => {
     const one = rotifer(root, 'agent', 'create', 'one', '--domain', 'text.clean', '--top', '1')
     const single = readAgent(root, /id\s+([0-9a-f-]{36})/.exec(one.stdout)[1])
     assert.deepEqual([single.genome, single.composition], [[expected[0]], { type: 'Single' }])
+  })
+
+  test("the Arena estimate hashes the raw phenotype, irHash included, as upstream's getArenaRankings does", (t) => {
+    const root = makeProject(t)
+    const genes = {}
+    for (const [name, irHash] of [['p', 'a'.repeat(64)], ['q', 'b'.repeat(64)], ['r', '0123456789'.repeat(6) + 'abcd']]) {
+      genes[name] = phenotype('text.hash', { fidelity: 'Wrapped', irHash })
+      addGene(root, name, { 'index.js': 'exports.express = (i) => i' }, { phenotype: genes[name] })
+    }
+    const r = rotifer(root, 'agent', 'create', 'ranked', '-d', 'text.hash', '-n', '3')
+    assert.equal(r.status, 0, r.stderr)
+    const shown = Object.fromEntries([...r.stdout.split('\n')[0].matchAll(/(\w+) \((\d\.\d{3})\)/g)].map((m) => [m[1], m[2]]))
+    assert.deepEqual(shown, Object.fromEntries(Object.keys(genes).map((n) => [n, upstreamEstimate(genes[n]).toFixed(3)])))
   })
 
   test("no gene of the domain is upstream's refusal, \"No genes found in Arena for domain '…'\", exit 1, nothing created", (t) => {
