@@ -57,6 +57,17 @@ describe('outside a project (upstream: requireProjectRoot)', () => {
     assert.deepEqual(fs.readdirSync(dir), [], 'no .rotifer/, no genes/')
   })
 
+  test("run says \"Not in a Rotifer project. Run 'rotifer init' first.\" and exits 1 as upstream's run.ts does; --help names every such command", (t) => {
+    const dir = noProject(t)
+    const r = rotifer(dir, 'run', 'x')
+    assert.equal(r.status, 1)
+    assert.equal(oneErrorLine(r), NOT_IN_PROJECT)
+    assert.equal(r.stdout, '')
+    assert.deepEqual(fs.readdirSync(dir), [])
+    const help = rotifer(dir, '--help').stdout.replace(/\s+/g, ' ')
+    assert.match(help, /outside one, list, agent, compile, run, test, wrap and hello refuse to run/)
+  })
+
   test('a subfolder of a project is in the project; the deployer\'s memory commands keep working outside one', (t) => {
     const root = makeProject(t)
     addGene(root, 'echo', { 'index.js': 'exports.express = (i) => i' })
