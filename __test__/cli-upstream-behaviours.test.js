@@ -251,6 +251,20 @@ describe('the L0 gate (upstream: tests/security/l0-gate-*.test.ts)', () => {
     assert.equal(loaded(), false, "the gene's module never ran")
   })
 
+  test('test of a gene the gate blocked says "L0 gate blocked" alone: the open-schema hint is only for a gene that ran on {} and failed', (t) => {
+    const { root } = gated(t, { allowed_domains: ['search'] })
+    const r = rotifer(root, 'test', 'solo')
+    assert.equal(r.status, 1)
+    const fail = r.stdout.split('\n').find((l) => /FAIL {2}runs on the sample input/.test(l))
+    assert.match(fail, /L0 gate blocked 'solo'/)
+    assert.doesNotMatch(fail, /lists no properties|rotifer wrap/)
+    // Control: the same open schema, no gate, a gene that fails on {}: the hint is given.
+    addGene(root, 'picky', { 'index.js': 'exports.express = (i) => { if (!i.code) throw new Error("no code"); return i }' }, { phenotype: phenotype('text.pick') })
+    const open = rotifer(root, 'test', 'picky')
+    assert.equal(open.status, 1)
+    assert.match(open.stdout, /FAIL {2}runs on the sample input: .*no code.*; the inputSchema of .* lists no properties.*rotifer wrap picky/)
+  })
+
   test("upstream's checks and messages: memory, fuel, execution time against this runtime's limits, and filesystem paths", (t) => {
     const cases = [
       [{ resource_limits: { max_memory_bytes: 512 * 1024 * 1024 } }, /requested memory 536870912 bytes exceeds limit 268435456 bytes/],
