@@ -33,11 +33,13 @@ function phenotype(domain, extra = {}) {
 const MARKED = `require('node:fs').writeFileSync(require('node:path').join(__dirname, 'loaded'), 'yes')
 exports.express = (input) => input`
 
-/** Upstream's estimated fitness of the Arena, computed here from its facts, not from our code. */
+/**
+ * Upstream's estimated fitness of the Arena, computed here from its facts, not from our code: its
+ * getArenaRankings hashes the phenotype as it is, irHash included.
+ */
 function upstreamEstimate(p) {
   const sort = (v) => (Array.isArray(v) ? v.map(sort) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sort(v[k])])) : v)
-  const { irHash, ...rest } = p
-  const hash = createHash('sha256').update(JSON.stringify(sort(rest))).digest('hex')
+  const hash = createHash('sha256').update(JSON.stringify(sort(p))).digest('hex')
   const base = Math.min(0.7 + (parseInt(hash.slice(0, 8), 16) % 250) / 1000, 0.99)
   return base * ({ Native: 1, Hybrid: 0.85 }[p.fidelity] || 0.7)
 }
@@ -53,6 +55,17 @@ describe('outside a project (upstream: requireProjectRoot)', () => {
       assert.equal(r.stdout, '')
     }
     assert.deepEqual(fs.readdirSync(dir), [], 'no .rotifer/, no genes/')
+  })
+
+  test("run says \"Not in a Rotifer project. Run 'rotifer init' first.\" and exits 1 as upstream's run.ts does; --help names every such command", (t) => {
+    const dir = noProject(t)
+    const r = rotifer(dir, 'run', 'x')
+    assert.equal(r.status, 1)
+    assert.equal(oneErrorLine(r), NOT_IN_PROJECT)
+    assert.equal(r.stdout, '')
+    assert.deepEqual(fs.readdirSync(dir), [])
+    const help = rotifer(dir, '--help').stdout.replace(/\s+/g, ' ')
+    assert.match(help, /outside one, list, agent, compile, run, test, wrap and hello refuse to run/)
   })
 
   test('a subfolder of a project is in the project; the deployer\'s memory commands keep working outside one', (t) => {
@@ -96,6 +109,24 @@ describe('list (upstream: list.ts)', () => {
     assert.match(text.stdout, /partial: +cannot run yet: .*E0021/)
   })
 
+  test('any folder with phenotype.json is listed: a complete phenotype with no source (a wrapped skill) is a gene, filtered and given a Gene ID', (t) => {
+    const root = makeProject(t)
+    addGene(root, 'foo', {}, { phenotype: phenotype('general', { fidelity: 'Wrapped' }) })
+    const rows = json(rotifer(root, 'list', '--json'))
+    assert.deepEqual(rows.map((r) => [r.name, r.error, r.domain, r.fidelity, r.compiled]), [['foo', undefined, 'general', 'Wrapped', false]])
+    assert.match(rows[0].id, /^v2:[0-9a-f]{64}$/)
+    assert.match(rows[0].problem, /has no .*index\.ts/)
+    assert.deepEqual(json(rotifer(root, 'list', '--json', '-d', 'general')).map((r) => r.name), ['foo'])
+    assert.deepEqual(json(rotifer(root, 'list', '--json', '--fidelity', 'Wrapped')).map((r) => r.name), ['foo'])
+    const text = rotifer(root, 'list')
+    assert.match(text.stdout, /^foo +- +general +Wrapped +no +v2:/m)
+    assert.doesNotMatch(text.stdout, /error:/)
+    const id = rotifer(root, 'gene', 'id', 'foo')
+    assert.equal(id.status, 0, id.stderr)
+    assert.equal(id.stdout.trim(), rows[0].id)
+    assert.match(rotifer(root, 'compile', 'foo').stdout, new RegExp(rows[0].id.slice(3)))
+  })
+
   test('-d/--domain keeps the domain and its subdomains, --fidelity one fidelity (Unknown when none is given)', (t) => {
     const root = makeProject(t)
     addGene(root, 'fmt', { 'index.js': 'exports.express = (i) => i' }, { phenotype: phenotype('code.format', { fidelity: 'Native' }) })
@@ -137,6 +168,19 @@ describe('agent create (upstream: agent-create.ts)', () => {
     const one = rotifer(root, 'agent', 'create', 'one', '--domain', 'text.clean', '--top', '1')
     const single = readAgent(root, /id\s+([0-9a-f-]{36})/.exec(one.stdout)[1])
     assert.deepEqual([single.genome, single.composition], [[expected[0]], { type: 'Single' }])
+  })
+
+  test("the Arena estimate hashes the raw phenotype, irHash included, as upstream's getArenaRankings does", (t) => {
+    const root = makeProject(t)
+    const genes = {}
+    for (const [name, irHash] of [['p', 'a'.repeat(64)], ['q', 'b'.repeat(64)], ['r', '0123456789'.repeat(6) + 'abcd']]) {
+      genes[name] = phenotype('text.hash', { fidelity: 'Wrapped', irHash })
+      addGene(root, name, { 'index.js': 'exports.express = (i) => i' }, { phenotype: genes[name] })
+    }
+    const r = rotifer(root, 'agent', 'create', 'ranked', '-d', 'text.hash', '-n', '3')
+    assert.equal(r.status, 0, r.stderr)
+    const shown = Object.fromEntries([...r.stdout.split('\n')[0].matchAll(/(\w+) \((\d\.\d{3})\)/g)].map((m) => [m[1], m[2]]))
+    assert.deepEqual(shown, Object.fromEntries(Object.keys(genes).map((n) => [n, upstreamEstimate(genes[n]).toFixed(3)])))
   })
 
   test("no gene of the domain is upstream's refusal, \"No genes found in Arena for domain '…'\", exit 1, nothing created", (t) => {
@@ -205,6 +249,20 @@ describe('the L0 gate (upstream: tests/security/l0-gate-*.test.ts)', () => {
       assert.ok(!r.stdout.includes('runs on the sample input') || /FAIL {2}runs on the sample input/.test(r.stdout))
     }
     assert.equal(loaded(), false, "the gene's module never ran")
+  })
+
+  test('test of a gene the gate blocked says "L0 gate blocked" alone: the open-schema hint is only for a gene that ran on {} and failed', (t) => {
+    const { root } = gated(t, { allowed_domains: ['search'] })
+    const r = rotifer(root, 'test', 'solo')
+    assert.equal(r.status, 1)
+    const fail = r.stdout.split('\n').find((l) => /FAIL {2}runs on the sample input/.test(l))
+    assert.match(fail, /L0 gate blocked 'solo'/)
+    assert.doesNotMatch(fail, /lists no properties|rotifer wrap/)
+    // Control: the same open schema, no gate, a gene that fails on {}: the hint is given.
+    addGene(root, 'picky', { 'index.js': 'exports.express = (i) => { if (!i.code) throw new Error("no code"); return i }' }, { phenotype: phenotype('text.pick') })
+    const open = rotifer(root, 'test', 'picky')
+    assert.equal(open.status, 1)
+    assert.match(open.stdout, /FAIL {2}runs on the sample input: .*no code.*; the inputSchema of .* lists no properties.*rotifer wrap picky/)
   })
 
   test("upstream's checks and messages: memory, fuel, execution time against this runtime's limits, and filesystem paths", (t) => {

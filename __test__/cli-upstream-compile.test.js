@@ -114,6 +114,37 @@ describe('compile edge cases of upstream (R-RUN-10)', () => {
     assert.deepEqual(files(dir), ['index.ts', 'phenotype.json'])
   })
 
+  test('a Hybrid gene is not compiled: exit 0, a Hybrid .compile-result.json with no WASM, async express allowed, a warning for no allowedDomains', (t) => {
+    const root = makeProject(t)
+    const dir = phenotypeOnly(root, 'net-gene')
+    const phenotypeFile = path.join(dir, 'phenotype.json')
+    const declared = { ...JSON.parse(fs.readFileSync(phenotypeFile, 'utf8')), fidelity: 'Hybrid', network: { allowedDomains: ['api.example.com'] } }
+    fs.writeFileSync(phenotypeFile, JSON.stringify(declared, null, 2))
+    fs.writeFileSync(path.join(dir, 'index.ts'), 'export async function express(input: { name: string }): Promise<{ greeting: string }> {\n  return { greeting: "hi " + input.name };\n}\n')
+    const before = fs.readFileSync(phenotypeFile, 'utf8')
+    // No javy on PATH: a Hybrid gene does not need it.
+    const r = rotiferWithEnv(root, { PATH: path.dirname(process.execPath) }, 'compile', 'net-gene')
+    assert.equal(r.status, 0, r.stderr)
+    assert.doesNotMatch(r.stderr, /E0024|E0025|warning/)
+    assert.match(r.stdout, /Fidelity {6}Hybrid/)
+    assert.equal(geneIdOf(r.stdout), `v2:${upstreamGeneId(phenotypeFile)}`)
+    assert.deepEqual(files(dir), ['.compile-result.json', 'index.ts', 'phenotype.json'], 'no gene.wasm, no gene.ir.wasm')
+    const result = JSON.parse(fs.readFileSync(path.join(dir, '.compile-result.json'), 'utf8'))
+    assert.deepEqual([result.geneId, result.fidelity, result.wasmAvailable, result.irHash, result.wasmSize], [upstreamGeneId(phenotypeFile), 'Hybrid', false, null, 0])
+    assert.equal(fs.readFileSync(phenotypeFile, 'utf8'), before, 'the fidelity stays as declared')
+    // No hosts declared: compiled all the same, with upstream's warning.
+    fs.writeFileSync(phenotypeFile, JSON.stringify({ ...declared, network: { allowedDomains: [] } }, null, 2))
+    const empty = rotiferWithEnv(root, { PATH: path.dirname(process.execPath) }, 'compile', 'net-gene')
+    assert.equal(empty.status, 0, empty.stderr)
+    assert.match(empty.stderr, /^warning: .*allowedDomains is empty/m)
+    // init --fidelity Hybrid's first gene compiles the same way.
+    const made = path.join(root, 't2')
+    assert.equal(rotifer(root, 'init', made, '--fidelity', 'Hybrid').status, 0)
+    const init = rotiferWithEnv(made, { PATH: path.dirname(process.execPath) }, 'compile', 'hello-world')
+    assert.equal(init.status, 0, init.stderr)
+    assert.equal(JSON.parse(fs.readFileSync(path.join(made, 'genes', 'hello-world', '.compile-result.json'), 'utf8')).fidelity, 'Hybrid')
+  })
+
   test('compile fails fast with E0025 on an async express, before looking for javy', (t) => {
     const root = makeProject(t)
     const dir = phenotypeOnly(root, 'test-gene')

@@ -206,7 +206,7 @@ function groupHelp(node) {
     ...items(h, names.map((n) => [n, (node.summaries && node.summaries[n]) || node.commands[n].summary])),
     '',
     h.boxWrap(`Run "${fullName(node)} <command> --help" for the options of a command.` +
-      (node === tree ? ' The project root is the nearest folder upwards holding rotifer.json; outside one, list, agent, compile, test and wrap refuse to run, and the memory commands take the current folder.' : ''), h.helpWidth),
+      (node === tree ? ' The project root is the nearest folder upwards holding rotifer.json; outside one, list, agent, compile, run, test, wrap and hello refuse to run, and the memory commands take the current folder.' : ''), h.helpWidth),
   ].join('\n')
 }
 
@@ -266,7 +266,7 @@ async function main(argv, io) {
     if (node.needsProject === false) return await node.run({ ...args, cwd: process.cwd(), io })
     const { findProjectRoot, checkProjectFile, NOT_IN_PROJECT } = require('./project')
     root = findProjectRoot(process.cwd())
-    // Upstream's project commands (list, agent, compile, test, wrap, hello) need rotifer.json.
+    // Upstream's project commands (list, agent, compile, run, test, wrap, hello) need rotifer.json.
     if (checkProjectFile(root) === null && node.needsProject === true) throw new CliError(NOT_IN_PROJECT)
     return await node.run({ ...args, root, io })
   } catch (e) {

@@ -237,13 +237,17 @@ async function runStandardChecks({ gene, runner, report, verbose = false }) {
   check(null, `gene file: ${path.join(gene.where, path.basename(file))}`)
   let output
   let ran = false
+  // The open-schema hint is for a gene that ran on {} and failed, not one the L0 gate blocked,
+  // that could not be loaded or whose sample input was refused.
+  let running = false
   try {
     await runner.load()
     if (illegal) throw refusal(gene, illegal)
+    running = true
     output = await runner.run(input)
     ran = true
   } catch (e) {
-    check(whatFailed(e) + openSchemaHint(gene, input), 'runs on the sample input')
+    check(whatFailed(e) + (running ? openSchemaHint(gene, input) : ''), 'runs on the sample input')
     if (verbose) runLines(input, { error: e }).forEach((l) => report(l))
   }
   if (ran) {

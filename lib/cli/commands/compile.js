@@ -78,6 +78,38 @@ function writeWrapped(gene, started, io) {
   return 0
 }
 
+/**
+ * Upstream's result for a Hybrid gene: it runs under Node with the network gateway, so nothing
+ * goes to WASM (an async express is fine). `.compile-result.json` with fidelity Hybrid, no WASM
+ * and no IR hash; the phenotype is left as declared.
+ */
+function writeHybrid(gene, started, io) {
+  const id = geneV2Id(gene.phenotype)
+  const domains = gene.phenotype.network && Array.isArray(gene.phenotype.network.allowedDomains) ? gene.phenotype.network.allowedDomains : []
+  if (domains.length === 0) {
+    io.err(`warning: ${path.join(gene.where, 'phenotype.json')}: network.allowedDomains is empty, so the gateway refuses every request; declare the hosts the gene calls, e.g. "network": { "allowedDomains": ["api.example.com"] }`)
+  }
+  writeJsonAtomically(path.join(gene.dir, '.compile-result.json'), {
+    geneId: id.replace(/^v2:/, ''),
+    name: gene.name,
+    domain: gene.domain,
+    compiledAt: new Date().toISOString(),
+    fidelity: 'Hybrid',
+    wasmAvailable: false,
+    irHash: null,
+    wasmSize: 0,
+    codeSectionSize: 0,
+    durationMs: Date.now() - started,
+  })
+  io.out(`Gene "${gene.name}" validated (Hybrid fidelity): it runs under Node with the network gateway, so no WASM is made`)
+  io.out(`  Gene ID (v2)  ${id}`)
+  io.out(`  Domain        ${gene.domain}`)
+  io.out('  Fidelity      Hybrid')
+  io.out(`  Gateway       ${domains.join(', ') || '(none)'}`)
+  io.out(`  Output        ${path.join(gene.where, '.compile-result.json')}`)
+  return 0
+}
+
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`
 
 const compile = {
@@ -87,10 +119,11 @@ const compile = {
   usage: 'rotifer compile <gene> [--check] [--wasm <path>] [--lang ts|wasm]',
   description: [
     "Turns the gene's WebAssembly (--wasm <path>, else its index.ts/index.js through Javy, else",
-    'its gene.wasm) into gene.ir.wasm with the IR sections; writes irHash and fidelity (Native; a',
-    'Hybrid gene stays Hybrid) into phenotype.json and .compile-result.json; prints the Gene ID',
-    '(v2), the IR hash, the fidelity and the size. The output passes the checks the sandbox runs',
-    'before a gene runs. A gene with only phenotype.json gets a Wrapped .compile-result.json.',
+    'its gene.wasm) into gene.ir.wasm with the IR sections; writes irHash and fidelity Native',
+    'into phenotype.json and .compile-result.json; prints the Gene ID (v2), the IR hash, the',
+    'fidelity and the size. The output passes the checks the sandbox runs before a gene runs. A',
+    'gene with only phenotype.json gets a Wrapped .compile-result.json; a Hybrid gene (it runs',
+    'under Node with the network gateway) a Hybrid one, with no WASM, as upstream does.',
     '--check validates the phenotype, the schemas and the files and writes nothing. A TypeScript',
     'gene needs a synchronous express (E0025) and a javy binary on PATH; a missing --wasm file is',
     'E0022.',
@@ -130,10 +163,11 @@ const compile = {
     }
 
     const started = Date.now()
+    if (gene.phenotype.fidelity === 'Hybrid') return writeHybrid(gene, started, io)
     const input = inputOf(gene, options)
     if (input === null) return writeWrapped(gene, started, io)
     const wasm = input.javy ? await require('../javy').compileWithJavy(gene, input.javy, io) : readWasm(input.file, input.where)
-    const fidelity = gene.phenotype.fidelity === 'Hybrid' ? 'Hybrid' : 'Native'
+    const fidelity = 'Native'
     const { irHash: _old, ...rest } = gene.phenotype
     const phenotype = { ...rest, fidelity }
     const { compileIr, verifyIr } = sandbox()

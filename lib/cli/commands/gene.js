@@ -36,6 +36,13 @@ function listedGene(root, folder) {
   try {
     return rowOf(readGene(root, folder))
   } catch (e) {
+    // A complete phenotype with nothing to run (a wrapped skill, a gene before its source) is a
+    // gene to upstream's list: listed with its fields, and e as the problem.
+    try {
+      return { ...rowOf(readGene(root, folder, { phenotypeOnly: true })), problem: e.message }
+    } catch {
+      // the phenotype itself is missing or has problems: read leniently below
+    }
     const dir = path.join(genesDirOf(root), folder)
     let phenotype
     try {
@@ -44,7 +51,7 @@ function listedGene(root, folder) {
       return { name: folder, error: e.message }
     }
     if (phenotype === null || typeof phenotype !== 'object' || Array.isArray(phenotype)) return { name: folder, error: e.message }
-    // Only the phenotype's own problems are listed leniently; a gene without a file to run stays an error.
+    // A phenotype that checks out failed above for another reason (outside the project): an error.
     try {
       checkPhenotype(phenotype, 'phenotype.json')
       return { name: folder, error: e.message }
@@ -177,7 +184,8 @@ const id = {
   examples: ['rotifer gene id formatter'],
 
   async run({ positionals, root, io }) {
-    const gene = readGene(root, positionals.gene)
+    // The id is the phenotype's: a gene with nothing to run yet has one too, as compile prints it.
+    const gene = readGene(root, positionals.gene, { phenotypeOnly: true })
     io.out(gene.id)
     return 0
   },

@@ -10,6 +10,7 @@ const { DEFAULT_INPUT } = require('../../runtime/defaults')
 
 const run = {
   name: 'run',
+  needsProject: true,
   summary: 'run one gene on its own, outside any agent (memory calls are denied)',
   usage: 'rotifer run <gene> [--input <json>] [--timeout <seconds>] [--no-sandbox]',
   description: [
