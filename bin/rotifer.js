@@ -5,6 +5,7 @@
 
 const { main } = require('../lib/cli/main')
 const { describeError, oneLine } = require('../lib/cli/errors')
+const { printable } = require('../lib/cli/terminal-text')
 const { useColor, red } = require('../lib/cli/format')
 
 const errorPrefix = useColor(process.stderr) ? red('error:') : 'error:'
@@ -26,11 +27,11 @@ process.stderr.on('error', () => process.exit(1))
 // Last resort for what escaped every handler (a gene's timer that throws later): one line,
 // never a stack trace.
 process.on('uncaughtException', (e) => {
-  io.err(`error: ${oneLine(describeError(e))}`)
+  io.err(`error: ${printable(oneLine(describeError(e)))}`)
   process.exit(1)
 })
 process.on('unhandledRejection', (e) => {
-  io.err(`error: ${oneLine(describeError(e))}`)
+  io.err(`error: ${printable(oneLine(describeError(e)))}`)
   process.exit(1)
 })
 
@@ -47,6 +48,6 @@ function exit(code) {
 
 main(process.argv.slice(2), io).then(exit, (e) => {
   // main reports every failure itself; this is only a last resort.
-  io.err(`error: ${oneLine(describeError(e))}`)
+  io.err(`error: ${printable(oneLine(describeError(e)))}`)
   exit(1)
 })

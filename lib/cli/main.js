@@ -7,6 +7,7 @@ const { Help } = require('commander')
 const { parseArgs, wantsHelp } = require('./args')
 const { displayWidth, terminalWidth } = require('./format')
 const { CliError, UsageError, describeError, oneLine } = require('./errors')
+const { printable } = require('./terminal-text')
 const { findProjectRoot, checkProjectFile } = require('./project')
 const { didYouMean } = require('./suggest')
 const { readAgents } = require('./agents')
@@ -234,7 +235,8 @@ async function main(argv, io) {
     checkProjectFile(root)
     return await node.run({ ...args, root, io })
   } catch (e) {
-    io.err(`error: ${oneLine(withAgentNames(messageOf(e), root))}`)
+    // A gene's code and message are in it: one line, nothing the terminal would act on.
+    io.err(`error: ${printable(oneLine(withAgentNames(messageOf(e), root)))}`)
     return e instanceof CliError ? e.exitCode : 1
   }
 }

@@ -19,7 +19,7 @@ const path = require('node:path')
 const native = require('../native')
 const { isDeepStrictEqual } = require('node:util')
 const { CliError, GeneFailure, describeError } = require('../cli/errors')
-const { printable } = require('../cli/format')
+const { printable } = require('../cli/terminal-text')
 const { compileSchema, problemsText } = require('../json-schema')
 const { geneSchemas } = require('./schemas')
 const { sampleInput, fuzzInput } = require('./inputs')
@@ -40,8 +40,13 @@ async function attempt(runner, input, seconds) {
 
 /** The failure as the report shows it: the gene is named in the header already. */
 function whatFailed(error) {
-  return error instanceof GeneFailure ? describeError(error.cause) + (error.where ? ` (at ${error.where})` : '') : describeError(error)
+  return printable(error instanceof GeneFailure ? describeError(error.cause) + (error.where ? ` (at ${error.where})` : '') : describeError(error))
 }
+
+/** A value the gene returned (or a case declares), as the report shows it: JSON, escaped. */
+const shown = (value) => printable(JSON.stringify(value))
+/** Schema problems of a value the gene returned: its property names are in them. */
+const problemsShown = (problems, max) => printable(problemsText(problems, max))
 
 /** True when `error` is the gene dying rather than refusing: see the file's comment. */
 function crashed(gene, error) {
@@ -53,15 +58,15 @@ function crashed(gene, error) {
 /** The problems of a successful `output` against what `testCase` and the gene declare. */
 function outputProblem(testCase, output, schemas, caseSchema) {
   if ('expectedOutput' in testCase && !isDeepStrictEqual(output, testCase.expectedOutput)) {
-    return `output differs\n      expected: ${JSON.stringify(testCase.expectedOutput)}\n      actual:   ${JSON.stringify(output)}`
+    return `output differs\n      expected: ${shown(testCase.expectedOutput)}\n      actual:   ${shown(output)}`
   }
   if (caseSchema) {
     const problems = caseSchema(output)
-    if (problems) return `the output does not conform to expectedSchema: ${problemsText(problems)}; output ${JSON.stringify(output)}`
+    if (problems) return `the output does not conform to expectedSchema: ${problemsShown(problems)}; output ${shown(output)}`
   }
   if (schemas) {
     const problems = schemas.output(output)
-    if (problems) return `the output does not conform to the outputSchema: ${problemsText(problems)}; output ${JSON.stringify(output)}`
+    if (problems) return `the output does not conform to the outputSchema: ${problemsShown(problems)}; output ${shown(output)}`
   }
   return null
 }
@@ -71,10 +76,10 @@ function judgePositive(gene, testCase, outcome, schemas, caseSchema) {
   const { output, error } = outcome
   if (error) {
     if ('expectedError' in testCase && error.code === testCase.expectedError) return null
-    if ('expectedError' in testCase) return `expected error ${testCase.expectedError}, got ${error.code === undefined ? whatFailed(error) : `${error.code} (${whatFailed(error)})`}`
+    if ('expectedError' in testCase) return `expected error ${printable(testCase.expectedError)}, got ${error.code === undefined ? whatFailed(error) : `${printable(error.code)} (${whatFailed(error)})`}`
     return whatFailed(error)
   }
-  if ('expectedError' in testCase) return `expected error ${testCase.expectedError}, got an output: ${JSON.stringify(output)}`
+  if ('expectedError' in testCase) return `expected error ${printable(testCase.expectedError)}, got an output: ${shown(output)}`
   return outputProblem(testCase, output, schemas, caseSchema)
 }
 
@@ -83,12 +88,12 @@ function judgeNegative(gene, testCase, outcome, caseSchema) {
   const { output, error } = outcome
   if (error) {
     if (crashed(gene, error)) return `the gene crashed on an input its inputSchema forbids, instead of refusing it: ${whatFailed(error)}`
-    if ('expectedError' in testCase && error.code !== testCase.expectedError) return `expected error ${testCase.expectedError}, got ${error.code} (${whatFailed(error)})`
+    if ('expectedError' in testCase && error.code !== testCase.expectedError) return `expected error ${printable(testCase.expectedError)}, got ${printable(error.code)} (${whatFailed(error)})`
     return null
   }
-  if ('expectedError' in testCase) return `expected error ${testCase.expectedError}, got an output: ${JSON.stringify(output)}`
+  if ('expectedError' in testCase) return `expected error ${printable(testCase.expectedError)}, got an output: ${shown(output)}`
   if (!('expectedOutput' in testCase) && !caseSchema) {
-    return `the gene returned an output for an input its inputSchema forbids, and the case declares none: ${JSON.stringify(output).slice(0, 200)}; declare it with "expectedOutput" or "expectedSchema" if that is right, or refuse the input`
+    return `the gene returned an output for an input its inputSchema forbids, and the case declares none: ${shown(output).slice(0, 200)}; declare it with "expectedOutput" or "expectedSchema" if that is right, or refuse the input`
   }
   return outputProblem(testCase, output, null, caseSchema)
 }
@@ -116,7 +121,7 @@ async function runSuite({ gene, suite, runner, report }) {
     const illegal = schemas.input(testCase.input)
     const outcome = await attempt(runner, testCase.input, 'timeout' in testCase ? testCase.timeout / 1000 : undefined)
     const problem = illegal ? judgeNegative(gene, testCase, outcome, caseSchemas[i]) : judgePositive(gene, testCase, outcome, schemas, caseSchemas[i])
-    const note = illegal ? ` (input outside the inputSchema: ${problemsText(illegal, 1)})` : ''
+    const note = illegal ? ` (input outside the inputSchema: ${problemsShown(illegal, 1)})` : ''
     line(problem, label(testCase, i) + note)
   }
   if (suite.config) await fuzz(gene, suite.config, runner, schemas, line)
@@ -133,14 +138,14 @@ async function fuzz(gene, config, runner, schemas, line) {
   for (let i = 0; i < iterations; i++) {
     const input = fuzzInput(gene.phenotype.inputSchema, seed, i)
     const { output, error } = await attempt(runner, input)
-    const replay = `(iteration ${i + 1}, input ${JSON.stringify(input).slice(0, 200)}; the same seed replays it)`
+    const replay = `(iteration ${i + 1}, input ${shown(input).slice(0, 200)}; the same seed replays it)`
     if (error && crashed(gene, error)) return line(`the gene crashed: ${whatFailed(error)} ${replay}`, text)
     if (error) {
       refused++
       continue
     }
     const problems = schemas.output(output)
-    if (problems) return line(`the output does not conform to the outputSchema: ${problemsText(problems)} ${replay}`, text)
+    if (problems) return line(`the output does not conform to the outputSchema: ${problemsShown(problems)} ${replay}`, text)
   }
   return line(null, refused ? `${text} (${refused} refused)` : text)
 }
@@ -174,7 +179,7 @@ async function runStandardChecks({ gene, runner, report }) {
   check(outputBad, 'outputSchema is a valid JSON Schema')
   const input = sampleInput(gene.phenotype.inputSchema)
   const illegal = inputBad ? null : schemas.input(input)
-  check(inputBad ? 'the inputSchema does not compile' : illegal && `${problemsText(illegal)}; give the properties a "default" or an "enum"`, `the sample input ${JSON.stringify(input)} conforms to the inputSchema`)
+  check(inputBad ? 'the inputSchema does not compile' : illegal && `${problemsShown(illegal)}; give the properties a "default" or an "enum"`, `the sample input ${shown(input)} conforms to the inputSchema`)
   const file = gene.wasm || gene.entry
   check(null, `gene file: ${path.join(gene.where, path.basename(file))}`)
   let output
@@ -190,7 +195,7 @@ async function runStandardChecks({ gene, runner, report }) {
     check(output === null ? 'the gene returned null' : null, 'runs on the sample input')
     if (output !== null) {
       const problems = outputBad ? null : schemas.output(output)
-      check(outputBad ? 'the outputSchema does not compile' : problems && `${problemsText(problems)}; output ${JSON.stringify(output)}`, 'the output conforms to the outputSchema')
+      check(outputBad ? 'the outputSchema does not compile' : problems && `${problemsShown(problems)}; output ${shown(output)}`, 'the output conforms to the outputSchema')
     }
   }
   if (gene.ir) {

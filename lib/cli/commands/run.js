@@ -7,6 +7,7 @@
 const { readGene, sourceOnly } = require('../project')
 const { parseInput, parseTimeout, TIMEOUT_OPTION } = require('../runner')
 const { runGene, DEFAULT_INPUT } = require('../../runtime')
+const { printableJson } = require('../terminal-text')
 
 const run = {
   name: 'run',
@@ -33,7 +34,8 @@ const run = {
     const read = readGene(root, positionals.gene)
     const gene = options['no-sandbox'] ? sourceOnly(read) : read
     const output = await runGene({ gene, memory: { agentId: null, root }, input, seconds })
-    io.out(JSON.stringify(output, null, 2))
+    // The same JSON, with the characters a terminal acts on escaped.
+    io.out(printableJson(JSON.stringify(output, null, 2)))
     return 0
   },
 }

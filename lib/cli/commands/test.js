@@ -10,6 +10,7 @@ const memory = require('../../../index.js')
 const { readGene } = require('../project')
 const { readTestSuite } = require('../../formats/testsuite')
 const { parseTimeout, TIMEOUT_OPTION } = require('../runner')
+const { printable } = require('../terminal-text')
 const { geneRunner } = require('../../runtime')
 const { runSuite, runStandardChecks } = require('../../runtime/testing')
 
@@ -48,7 +49,8 @@ const test = {
     process.once('SIGTERM', interrupted)
     let tally
     try {
-      const report = (line) => io.out(line)
+      // The report's own line breaks stay; within a line, nothing a terminal would act on.
+      const report = (line) => io.out(line.split('\n').map(printable).join('\n'))
       tally = suite ? await runSuite({ gene, suite, runner, report }) : await runStandardChecks({ gene, runner, report })
     } finally {
       process.off('SIGINT', interrupted)
