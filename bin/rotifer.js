@@ -3,6 +3,15 @@
 // The `rotifer` command. All the work is in lib/cli/; this file wires it to the process:
 // output streams, exit codes, and failures of the streams themselves.
 
+// Ctrl-C before the command has set a handler of its own (while modules load, which a busy
+// machine can stretch to a second): one line and exit 130, as the commands' own handlers end,
+// never a death by signal. Once a command has its handler, that handler alone decides.
+process.on('SIGINT', function interruptedEarly() {
+  if (process.listenerCount('SIGINT') > 1) return
+  process.stderr.write('rotifer: interrupted\n')
+  process.exit(130)
+})
+
 const { main } = require('../lib/cli/main')
 const { describeError, oneLine } = require('../lib/cli/errors')
 const { printable } = require('../lib/cli/terminal-text')
