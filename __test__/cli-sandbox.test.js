@@ -14,6 +14,12 @@ const { WAT, addWasmGene, addCounter } = require('./wasm-genes')
 
 const BIN = path.join(REPO, 'bin', 'rotifer.js')
 
+/** Resolves once `ready()` is true (checked every 20 ms), or after `ms`. */
+async function until(ready, ms) {
+  const end = Date.now() + ms
+  while (!ready() && Date.now() < end) await new Promise((r) => setTimeout(r, 20))
+}
+
 describe('the sandbox', () => {
   test('a compiled gene remembers across agent runs; rotifer compile prints its IR', async (t) => {
     const root = makeProject(t)
@@ -209,20 +215,40 @@ describe('the sandbox', () => {
     addGene(root, 'ts', { 'index.ts': 'export function express(input: object) { return input }' })
     const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-slow-javy-'))
     t.after(() => fs.rmSync(bin, { recursive: true, force: true }))
-    fs.writeFileSync(path.join(bin, 'javy'), '#!/bin/sh\nsleep 2\nexit 1\n', { mode: 0o755 })
+    // The fake javy says it started (so the CLI is waiting on it), then waits to be stopped.
+    const started = path.join(bin, 'started')
+    fs.writeFileSync(path.join(bin, 'javy'), '#!/bin/sh\n: > "$FAKE_JAVY_STARTED"\nsleep 30\nexit 1\n', { mode: 0o755 })
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-javy-tmp-'))
     t.after(() => fs.rmSync(tmp, { recursive: true, force: true }))
-    const child = spawn(process.execPath, [BIN, 'compile', 'ts'], { cwd: root, env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, TMPDIR: tmp } })
+    const child = spawn(process.execPath, [BIN, 'compile', 'ts'], { cwd: root, env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, TMPDIR: tmp, FAKE_JAVY_STARTED: started } })
     let stderr = ''
     child.stderr.on('data', (d) => (stderr += d))
-    await new Promise((r) => setTimeout(r, 800))
     const exited = new Promise((r) => child.on('exit', (c) => r(c)))
+    await until(() => fs.existsSync(started) || child.exitCode !== null, 60000)
+    assert.ok(fs.existsSync(started), `javy never started: ${stderr}`)
     child.kill('SIGINT')
     const code = await exited
     assert.equal(code, 130, stderr)
     assert.match(stderr, /interrupted; javy was stopped and nothing was written/)
     assert.deepEqual(fs.readdirSync(tmp), [])
     assert.equal(fs.existsSync(path.join(root, 'genes', 'ts', 'gene.ir.wasm')), false)
+  })
+
+  test('Ctrl-C while the CLI is still starting ends quietly: one line, exit 130', async (t) => {
+    const root = makeProject(t)
+    addGene(root, 'hang', { 'index.js': 'exports.express = () => { for (;;) {} }' })
+    const mark = path.join(root, 'loading-main')
+    const preload = path.join(REPO, '__test__', 'fixtures', 'slow-start.js')
+    const child = spawn(process.execPath, ['--require', preload, BIN, 'run', 'hang', '--input', '{}', '--timeout', '60'], { cwd: root, env: { ...process.env, SLOW_START_MARK: mark } })
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    const exited = new Promise((r) => child.on('exit', (c, s) => r([c, s])))
+    await until(() => fs.existsSync(mark) || child.exitCode !== null, 60000)
+    assert.ok(fs.existsSync(mark), `the bin never loaded its modules: ${stderr}`)
+    child.kill('SIGINT')
+    assert.deepEqual(await exited, [130, null], stderr)
+    assert.equal(stderr.trim().split('\n').length, 1, stderr)
+    assert.match(stderr, /^rotifer: interrupted/)
   })
 
   test('a Node gene flooding console.log is bounded the same way', (t) => {

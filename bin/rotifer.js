@@ -3,8 +3,18 @@
 // The `rotifer` command. All the work is in lib/cli/; this file wires it to the process:
 // output streams, exit codes, and failures of the streams themselves.
 
+// Ctrl-C before the command has set a handler of its own (while modules load, which a busy
+// machine can stretch to a second): one line and exit 130, as the commands' own handlers end,
+// never a death by signal. Once a command has its handler, that handler alone decides.
+process.on('SIGINT', function interruptedEarly() {
+  if (process.listenerCount('SIGINT') > 1) return
+  process.stderr.write('rotifer: interrupted\n')
+  process.exit(130)
+})
+
 const { main } = require('../lib/cli/main')
 const { describeError, oneLine } = require('../lib/cli/errors')
+const { printable } = require('../lib/cli/terminal-text')
 const { useColor, red } = require('../lib/cli/format')
 
 const errorPrefix = useColor(process.stderr) ? red('error:') : 'error:'
@@ -26,11 +36,11 @@ process.stderr.on('error', () => process.exit(1))
 // Last resort for what escaped every handler (a gene's timer that throws later): one line,
 // never a stack trace.
 process.on('uncaughtException', (e) => {
-  io.err(`error: ${oneLine(describeError(e))}`)
+  io.err(`error: ${printable(oneLine(describeError(e)))}`)
   process.exit(1)
 })
 process.on('unhandledRejection', (e) => {
-  io.err(`error: ${oneLine(describeError(e))}`)
+  io.err(`error: ${printable(oneLine(describeError(e)))}`)
   process.exit(1)
 })
 
@@ -47,6 +57,6 @@ function exit(code) {
 
 main(process.argv.slice(2), io).then(exit, (e) => {
   // main reports every failure itself; this is only a last resort.
-  io.err(`error: ${oneLine(describeError(e))}`)
+  io.err(`error: ${printable(oneLine(describeError(e)))}`)
   exit(1)
 })

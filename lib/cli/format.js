@@ -1,17 +1,9 @@
 'use strict'
 // Plain-text output helpers.
 
-/**
- * Text safe to print on a terminal. Keys are written by genes, possibly from untrusted input:
- * control characters (newlines, escape sequences) are shown escaped, never sent raw.
- */
-function printable(text) {
-  // eslint-disable-next-line no-control-regex
-  return String(text).replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
-    const named = { '\n': '\\n', '\r': '\\r', '\t': '\\t' }[c]
-    return named || `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`
-  })
-}
+// Text safe to print on a terminal (keys are written by genes, possibly from untrusted input):
+// control characters, escape sequences and bidi controls shown escaped, never sent raw.
+const { printable } = require('./terminal-text')
 
 /**
  * A quota in the units quotas are written in: `50MB`, `0.5KB`, `1024GB` (a number with at most

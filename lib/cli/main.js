@@ -4,6 +4,7 @@
 // (2 for a wrong command line, 1 for anything else).
 
 const { CliError, UsageError, describeError, oneLine } = require('./errors')
+const { printable } = require('./terminal-text')
 
 /** The commands that run genes: their worker's thread starts before anything else loads. */
 const RUNS_GENES = ['agent run', 'run', 'test']
@@ -270,7 +271,8 @@ async function main(argv, io) {
     if (checkProjectFile(root) === null && node.needsProject === true) throw new CliError(NOT_IN_PROJECT)
     return await node.run({ ...args, root, io })
   } catch (e) {
-    io.err(`error: ${oneLine(withAgentNames(messageOf(e), root))}`)
+    // A gene's code and message are in it: one line, nothing the terminal would act on.
+    io.err(`error: ${printable(oneLine(withAgentNames(messageOf(e), root)))}`)
     return e instanceof CliError ? e.exitCode : 1
   }
 }

@@ -7,6 +7,7 @@
 
 const path = require('node:path')
 const { CliError } = require('../cli/errors')
+const { printable } = require('../cli/terminal-text')
 const { readGene, sourceOnly, checkOwnIdentity } = require('../cli/project')
 const { problemsText } = require('../json-schema')
 const { GeneWorker } = require('./deadline')
@@ -23,9 +24,10 @@ const { DEFAULT_TIMEOUT_SECONDS, DEFAULT_INPUT } = require('./defaults')
 /** How much of an input or output a --verbose step line shows. */
 const PREVIEW = 150
 
+/** A value a --verbose step line shows: its JSON, cut, with nothing a terminal acts on. */
 const preview = (value) => {
   const text = JSON.stringify(value)
-  return text === undefined ? String(value) : text.length > PREVIEW ? `${text.slice(0, PREVIEW)}…` : text
+  return printable(text === undefined ? String(value) : text.length > PREVIEW ? `${text.slice(0, PREVIEW)}…` : text)
 }
 
 /**
@@ -76,7 +78,7 @@ async function runAgent({ root, agent, input, seconds, notice, step = null, noSa
         log('ok', `output: ${preview(output)}`)
         return output
       } catch (e) {
-        log('failed', `error:  ${e.code ? `${e.code}: ${e.reason || e.message}` : e.message}`)
+        log('failed', `error:  ${printable(e.code ? `${e.code}: ${e.reason || e.message}` : e.message)}`)
         throw e
       }
     }

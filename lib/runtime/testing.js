@@ -21,7 +21,7 @@ const path = require('node:path')
 const native = require('../native')
 const { isDeepStrictEqual } = require('node:util')
 const { CliError, GeneFailure, describeError } = require('../cli/errors')
-const { printable } = require('../cli/format')
+const { printable } = require('../cli/terminal-text')
 const { problemsText } = require('../json-schema')
 const { sampleInput, fuzzInput } = require('./inputs')
 const { TIMEOUT, SchemaTimeout, failureOf, geneFailure } = require('./failures')
@@ -42,8 +42,13 @@ async function attempt(runner, input, seconds) {
 
 /** The failure as the report shows it: the gene is named in the header already. */
 function whatFailed(error) {
-  return error instanceof GeneFailure ? describeError(error.cause) + (error.where ? ` (at ${error.where})` : '') : describeError(error)
+  return printable(error instanceof GeneFailure ? describeError(error.cause) + (error.where ? ` (at ${error.where})` : '') : describeError(error))
 }
+
+/** A value the gene returned (or a case declares), as the report shows it: JSON, escaped. */
+const shown = (value) => printable(JSON.stringify(value))
+/** Schema problems of a value the gene returned: its property names are in them. */
+const problemsShown = (problems, max) => printable(problemsText(problems, max))
 
 /** True when `error` is the gene dying rather than refusing: see the file's comment. */
 function crashed(gene, error) {
@@ -58,15 +63,15 @@ function crashed(gene, error) {
  */
 async function outputProblem(testCase, output, check, caseSchema, withOutputSchema) {
   if ('expectedOutput' in testCase && !isDeepStrictEqual(output, testCase.expectedOutput)) {
-    return `output differs\n      expected: ${JSON.stringify(testCase.expectedOutput)}\n      actual:   ${JSON.stringify(output)}`
+    return `output differs\n      expected: ${shown(testCase.expectedOutput)}\n      actual:   ${shown(output)}`
   }
   if (caseSchema) {
     const problems = await check(caseSchema, output)
-    if (problems) return `the output does not conform to expectedSchema: ${problemsText(problems)}; output ${JSON.stringify(output)}`
+    if (problems) return `the output does not conform to expectedSchema: ${problemsShown(problems)}; output ${shown(output)}`
   }
   if (withOutputSchema) {
     const problems = await check('output', output)
-    if (problems) return `the output does not conform to the outputSchema: ${problemsText(problems)}; output ${JSON.stringify(output)}`
+    if (problems) return `the output does not conform to the outputSchema: ${problemsShown(problems)}; output ${shown(output)}`
   }
   return null
 }
@@ -76,22 +81,22 @@ async function judgePositive(gene, testCase, outcome, check, caseSchema) {
   const { output, error } = outcome
   if (error) {
     if ('expectedError' in testCase && error.code === testCase.expectedError) return null
-    if ('expectedError' in testCase) return `expected error ${testCase.expectedError}, got ${error.code === undefined ? whatFailed(error) : `${error.code} (${whatFailed(error)})`}`
+    if ('expectedError' in testCase) return `expected error ${printable(testCase.expectedError)}, got ${error.code === undefined ? whatFailed(error) : `${printable(error.code)} (${whatFailed(error)})`}`
     return whatFailed(error)
   }
-  if ('expectedError' in testCase) return `expected error ${testCase.expectedError}, got an output: ${JSON.stringify(output)}`
+  if ('expectedError' in testCase) return `expected error ${printable(testCase.expectedError)}, got an output: ${shown(output)}`
   return outputProblem(testCase, output, check, caseSchema, true)
 }
 
 /** The refusal every run gives an input outside the inputSchema (runtime/index.js's rule). */
 function refusal(gene, problems) {
-  return geneFailure(gene, failureOf('INVALID_INPUT', `the input does not match the inputSchema of ${path.join(gene.where, 'phenotype.json')}: ${problemsText(problems)}`))
+  return geneFailure(gene, failureOf('INVALID_INPUT', `the input does not match the inputSchema of ${path.join(gene.where, 'phenotype.json')}: ${problemsShown(problems)}`))
 }
 
 /** Judges a case whose input violates the inputSchema (refused, never run); null when it passed. */
 function judgeRefused(testCase) {
   const why = 'its input is outside the inputSchema, and every run refuses such an input with INVALID_INPUT before the gene runs'
-  if ('expectedError' in testCase && testCase.expectedError !== 'INVALID_INPUT') return `expected error ${testCase.expectedError}, got INVALID_INPUT: ${why}; fix the input, or expect "INVALID_INPUT"`
+  if ('expectedError' in testCase && testCase.expectedError !== 'INVALID_INPUT') return `expected error ${printable(testCase.expectedError)}, got INVALID_INPUT: ${why}; fix the input, or expect "INVALID_INPUT"`
   if ('expectedOutput' in testCase || 'expectedSchema' in testCase) return `the case expects an output, but ${why}; fix the input or the inputSchema, or expect "INVALID_INPUT"`
   return null
 }
@@ -99,7 +104,7 @@ function judgeRefused(testCase) {
 /** The --verbose lines of one run: its input, then its output or its error. */
 function runLines(input, { output, error }) {
   const text = (v) => {
-    const t = JSON.stringify(v)
+    const t = printable(JSON.stringify(v))
     return t.length > 200 ? `${t.slice(0, 200)}…` : t
   }
   return [`        input:  ${text(input)}`, error ? `        error:  ${whatFailed(error)}` : `        output: ${text(output)}`]
@@ -140,7 +145,7 @@ async function runSuite({ gene, suite, runner, report, verbose = false }) {
       problem = e.message
       outcome = { error: e }
     }
-    const note = illegal ? ` (input outside the inputSchema: ${problemsText(illegal, 1)}; refused, INVALID_INPUT)` : ''
+    const note = illegal ? ` (input outside the inputSchema: ${problemsShown(illegal, 1)}; refused, INVALID_INPUT)` : ''
     line(problem, label(testCase, i) + note)
     if (verbose) runLines(testCase.input, outcome).forEach((l) => report(l))
   }
@@ -157,7 +162,7 @@ async function fuzz(gene, config, runner, line) {
   let refused = 0
   for (let i = 0; i < iterations; i++) {
     const input = fuzzInput(gene.phenotype.inputSchema, seed, i)
-    const replay = `(iteration ${i + 1}, input ${JSON.stringify(input).slice(0, 200)}; the same seed replays it)`
+    const replay = `(iteration ${i + 1}, input ${shown(input).slice(0, 200)}; the same seed replays it)`
     let illegal
     try {
       illegal = await runner.check('input', input)
@@ -178,7 +183,7 @@ async function fuzz(gene, config, runner, line) {
       if (!(e instanceof SchemaTimeout)) throw e
       return line(`${e.message} ${replay}`, text)
     }
-    if (problems) return line(`the output does not conform to the outputSchema: ${problemsText(problems)} ${replay}`, text)
+    if (problems) return line(`the output does not conform to the outputSchema: ${problemsShown(problems)} ${replay}`, text)
   }
   return line(null, refused ? `${text} (${refused} refused)` : text)
 }
@@ -232,7 +237,7 @@ async function runStandardChecks({ gene, runner, report, verbose = false }) {
   const input = sampleInput(gene.phenotype.inputSchema)
   const sample = inputBad ? {} : await problemsOf('input', input)
   const illegal = sample.problems
-  check(inputBad ? 'the inputSchema does not compile' : sample.stopped || (illegal && `${problemsText(illegal)}; give the properties a "default" or an "enum"`), `the sample input ${JSON.stringify(input)} conforms to the inputSchema`)
+  check(inputBad ? 'the inputSchema does not compile' : sample.stopped || (illegal && `${problemsShown(illegal)}; give the properties a "default" or an "enum"`), `the sample input ${shown(input)} conforms to the inputSchema`)
   const file = gene.wasm || gene.entry
   check(null, `gene file: ${path.join(gene.where, path.basename(file))}`)
   let output
@@ -256,7 +261,7 @@ async function runStandardChecks({ gene, runner, report, verbose = false }) {
     if (output !== null) {
       const checked = outputBad ? {} : await problemsOf('output', output)
       const problems = checked.problems
-      check(outputBad ? 'the outputSchema does not compile' : checked.stopped || (problems && `${problemsText(problems)}; output ${JSON.stringify(output)}`), 'the output conforms to the outputSchema')
+      check(outputBad ? 'the outputSchema does not compile' : checked.stopped || (problems && `${problemsShown(problems)}; output ${shown(output)}`), 'the output conforms to the outputSchema')
     }
   }
   if (gene.ir) {

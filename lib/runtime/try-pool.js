@@ -9,6 +9,7 @@
 
 const { isRecoverable } = require('./failures')
 const { CliError } = require('../cli/errors')
+const { printable } = require('../cli/terminal-text')
 
 const INITIAL = 0.5
 const REWARD = 0.05
@@ -54,8 +55,8 @@ async function runTryPool({ names, genes, input, state, runGene, step = () => {}
         if (!isRecoverable(e)) throw Object.assign(e, { state: stateOf(entries) })
         candidate.failures++
         candidate.fitness = Math.max(0, candidate.fitness - PENALTY)
-        step(`TryPool ${domain}: ${candidate.name} failed (${e.code}: ${e.reason})`)
-        errors.push(`${candidate.name}: ${e.code}: ${e.reason}`)
+        step(`TryPool ${domain}: ${candidate.name} failed (${printable(`${e.code}: ${e.reason}`)})`)
+        errors.push(`${candidate.name}: ${printable(`${e.code}: ${e.reason}`)}`)
       }
     }
     if (!done) failed.push(`${domain} (${errors.join('; ')})`)

@@ -63,14 +63,15 @@ const { thrownFailure } = require('./failures')
 const { CliError, describeError } = require('../cli/errors')
 const { compileSchema, schemaCacheDirOf } = require('../json-schema')
 const { geneSchemas } = require('./schemas')
+const { printableLogLine } = require('../cli/terminal-text')
 
 // What a gene writes to process.stdout or process.stderr (console.log included) travels to the
 // main thread on the same port as the replies, so it arrives before the reply and is never lost
 // when the thread is stopped; the main thread writes it to stderr. It is bounded per run as a
 // WASM gene's log is: 1 MiB, 100 lines a second after a burst of 1,000, lines cut at 4 KiB,
-// control characters (terminal escapes) shown escaped. What is dropped is counted, and the count
-// sent along (at most ten times a second), so the main thread can tell it even when the thread
-// is stopped at a deadline.
+// control and bidi characters (terminal escapes) shown escaped. What is dropped is counted, and
+// the count sent along (at most ten times a second), so the main thread can tell it even when
+// the thread is stopped at a deadline.
 const OUTPUT_LIMITS = { bytesPerRun: 1024 * 1024, linesPerSecond: 100, burstLines: 1000, lineBytes: 4096 }
 const output = { gene: null, bytes: 0, tokens: OUTPUT_LIMITS.burstLines, refilled: Date.now(), droppedWrites: 0, droppedBytes: 0, told: 0 }
 
@@ -78,16 +79,12 @@ function resetOutput(gene) {
   Object.assign(output, { gene, bytes: 0, tokens: OUTPUT_LIMITS.burstLines, refilled: Date.now(), droppedWrites: 0, droppedBytes: 0, told: 0 })
 }
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
-const escaped = (c) => `\\u{${c.charCodeAt(0).toString(16)}}`
-
-/** Each line escaped and cut at `lineBytes` (of what is printed). */
+/** Each line escaped (terminal-text.js) and cut at `lineBytes` (of what is printed). */
 function shown(text) {
   return text
     .split('\n')
     .map((line) => {
-      const e = line.replace(CONTROL, escaped)
+      const e = printableLogLine(line)
       return Buffer.byteLength(e) > OUTPUT_LIMITS.lineBytes ? `${Buffer.from(e).subarray(0, OUTPUT_LIMITS.lineBytes).toString().replace(/\uFFFD$/, '')}… (${Buffer.byteLength(line)} bytes in all)` : e
     })
     .join('\n')

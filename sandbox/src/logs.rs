@@ -74,18 +74,35 @@ impl RunLog {
         len.min(self.limits.line_bytes)
     }
 
-    /// Logs one message of `full_len` bytes of which `text` are the first (already cut).
+    /// Logs one message of `full_len` bytes of which `text` are the first (already cut): each of
+    /// its lines on a line of its own with the gene's prefix, so that no line of a gene's can pass
+    /// for one of the host's, and each line taking its share of the rate and the byte bound (a
+    /// message of a thousand lines costs what a thousand messages do).
     pub fn message(&mut self, level: &str, text: &[u8], full_len: usize) {
+        let decoded = String::from_utf8_lossy(text);
+        let body = decoded.trim_end_matches('\n');
+        // What was not read of the message is counted with its last line.
+        let unread = full_len.saturating_sub(text.len());
+        let mut lines = body.split('\n').peekable();
+        while let Some(line) = lines.next() {
+            let last = lines.peek().is_none();
+            if last {
+                self.line(level, line, line.len() + unread, unread > 0);
+            } else {
+                self.line(level, line, line.len(), false);
+            }
+        }
+    }
+
+    /// Logs one line (no newline in it) of `len` bytes; `cut`: the gene's message went on.
+    fn line(&mut self, level: &str, text: &str, len: usize, cut: bool) {
         if !self.take_token() {
-            self.drop_line(full_len);
+            self.drop_line(len);
             return;
         }
-        let mut body = printable(&String::from_utf8_lossy(text));
-        while body.ends_with('\n') {
-            body.pop();
-        }
+        let mut body = printable(text);
         // Escapes lengthen a line: the cut applies to what is printed.
-        let mut cut = full_len > text.len();
+        let mut cut = cut;
         if body.len() > self.limits.line_bytes {
             let mut at = self.limits.line_bytes;
             while !body.is_char_boundary(at) {
@@ -95,12 +112,12 @@ impl RunLog {
             cut = true;
         }
         if cut {
-            body.push_str(&format!("… ({full_len} bytes in all)"));
+            body.push_str(&format!("… ({len} bytes in all)"));
         }
         let line = format!("[{}] {}: {}", self.gene, level, body);
         // The line and its newline.
         if self.written + line.len() + 1 > self.limits.bytes_per_run {
-            self.drop_line(full_len);
+            self.drop_line(len);
             return;
         }
         self.written += line.len() + 1;
@@ -167,18 +184,25 @@ impl RunLog {
     }
 }
 
-/// Control characters shown as escapes, so a gene cannot move the terminal's cursor or forge
-/// lines of the host's own.
+/// Control characters (C0, DEL, C1) and the characters that reorder or break what follows (bidi
+/// marks, embeddings, overrides and isolates; the line and paragraph separators) shown as escapes,
+/// so that a gene cannot move the terminal's cursor, retitle its window or disguise a line. Tab
+/// stays. The CLI escapes the same set (lib/cli/terminal-text.js).
 fn printable(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            '\t' => out.push(c),
+            c if c.is_control() || is_reordering(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
         }
     }
     out
+}
+
+/// The bidi controls and the line and paragraph separators.
+fn is_reordering(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 #[cfg(test)]
@@ -283,6 +307,42 @@ mod tests {
         let body = got[0].strip_prefix("[g] info: ").unwrap();
         assert!(body.len() <= 100 + "… (100 bytes in all)".len(), "{}", body.len());
         assert!(body.starts_with("\\u{0}") && body.ends_with("… (100 bytes in all)"), "{body}");
+    }
+
+    #[test]
+    fn a_message_of_many_lines_is_one_prefixed_line_each() {
+        let lines = Lines::default();
+        let mut log = RunLog::new("g", LogLimits::default(), Box::new(lines.clone()));
+        let text = "one\u{202e}\nerror: database corrupt\n\nlast\u{9b}2J\n".as_bytes();
+        log.message("info", text, text.len());
+        log.finish();
+        assert_eq!(
+            *lines.0.lock().unwrap(),
+            vec!["[g] info: one\\u{202e}", "[g] info: error: database corrupt", "[g] info: ", "[g] info: last\\u{9b}2J"]
+        );
+    }
+
+    #[test]
+    fn the_rate_counts_lines_not_messages() {
+        let lines = Lines::default();
+        let limits = LogLimits { bytes_per_run: 1 << 20, lines_per_second: 1, burst_lines: 5, line_bytes: 100 };
+        let mut log = RunLog::new("g", limits, Box::new(lines.clone()));
+        let text = b"a\nb\nc\nd\n";
+        for _ in 0..3 {
+            log.message("info", text, text.len());
+        }
+        log.finish();
+        let got = lines.0.lock().unwrap();
+        assert_eq!(got.len(), 6, "five lines and the note: {got:?}");
+        assert!(got[5].starts_with("[g] note: 7 log line(s) (7 bytes) dropped"), "{}", got[5]);
+    }
+
+    #[test]
+    fn a_cut_message_says_so_on_its_last_line() {
+        let lines = Lines::default();
+        let mut log = RunLog::new("g", LogLimits::default(), Box::new(lines.clone()));
+        log.message("warn", b"first\nsecond", 50);
+        assert_eq!(*lines.0.lock().unwrap(), vec!["[g] warn: first", "[g] warn: second… (44 bytes in all)"]);
     }
 
     #[test]

@@ -7,10 +7,12 @@ const { CliError } = require('../errors')
 const { findAgent } = require('../agents')
 const { geneNamesById } = require('../project')
 const { printable, plural, shortGeneId, terminalWidth } = require('../format')
+const { hasUnsafeText } = require('../terminal-text')
 
 /**
  * The value as text when that is safe to print: valid UTF-8 and no control character other
- * than tab and newline (escape sequences could rewrite the terminal). Otherwise `null`.
+ * than tab and newline (escape sequences could rewrite the terminal), no bidi control (it could
+ * reorder what is shown). Otherwise `null`.
  */
 function asText(bytes) {
   let text
@@ -19,8 +21,7 @@ function asText(bytes) {
   } catch {
     return null
   }
-  // eslint-disable-next-line no-control-regex
-  return /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(text) ? null : text
+  return hasUnsafeText(text) ? null : text
 }
 
 function retentionText(r) {

@@ -8,6 +8,7 @@ const { checkAgentName, writeAgent, readAgents, findAgent, readComposition, ensu
 const { parseInput, parseTimeout, TIMEOUT_OPTION } = require('../runner')
 const { formatQuota, policyText, field, shortGeneId, terminalWidth, visibleWidth } = require('../format')
 const { runAgent, DEFAULT_INPUT } = require('../../runtime')
+const { printable, printableJson } = require('../terminal-text')
 const { DEFAULT_QUOTA, MAX_RETENTION_DAYS, newAgentRecord, checkAgentRecord } = require('../../formats/agent-record')
 const { KINDS, PAR_MERGES, describeComposition } = require('../../formats/composition')
 const { rankGenes } = require('../arena')
@@ -205,10 +206,10 @@ const run = {
       seconds,
       noSandbox: options['no-sandbox'] === true,
       agentsDir: agentsDir(root),
-      notice: (line) => io.err(line),
-      step: options.verbose ? (line) => io.err(line) : null,
+      notice: (line) => io.err(printable(line)),
+      step: options.verbose ? (line) => io.err(line.split('\n').map(printable).join('\n')) : null,
     })
-    io.out(JSON.stringify(output, null, 2))
+    io.out(printableJson(JSON.stringify(output, null, 2)))
     // Upstream's genome snapshot, after the result: on stderr, so stdout stays the JSON.
     if (options.verbose || process.stderr.isTTY) io.err(genomeSnapshot(root, agent, Date.now() - started))
     return 0

@@ -7,6 +7,7 @@
 const { readGene, sourceOnly } = require('../project')
 const { parseInput, parseTimeout, TIMEOUT_OPTION } = require('../runner')
 const { DEFAULT_INPUT } = require('../../runtime/defaults')
+const { printableJson } = require('../terminal-text')
 
 const run = {
   name: 'run',
@@ -35,7 +36,8 @@ const run = {
     const gene = options['no-sandbox'] ? sourceOnly(read) : read
     const { runGene } = require('../../runtime')
     const output = await runGene({ gene, memory: { agentId: null, root }, input, seconds })
-    io.out(JSON.stringify(output, null, 2))
+    // The same JSON, with the characters a terminal acts on escaped.
+    io.out(printableJson(JSON.stringify(output, null, 2)))
     return 0
   },
 }

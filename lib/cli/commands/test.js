@@ -7,6 +7,7 @@
 
 const path = require('node:path')
 const { parseTimeout, TIMEOUT_OPTION } = require('../runner')
+const { printable } = require('../terminal-text')
 
 const test = {
   name: 'test',
@@ -58,7 +59,8 @@ const test = {
     process.once('SIGTERM', interrupted)
     let tally
     try {
-      const report = (line) => io.out(line)
+      // The report's own line breaks stay; within a line, nothing a terminal would act on.
+      const report = (line) => io.out(line.split('\n').map(printable).join('\n'))
       const verbose = options.verbose === true
       tally = suite ? await runSuite({ gene, suite, runner, report, verbose }) : await runStandardChecks({ gene, runner, report, verbose })
       if (options.compliance) runCompliance({ gene, runner, report, tally })
