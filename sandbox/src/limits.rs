@@ -14,7 +14,8 @@ pub const HOST_CALL_FUEL: u64 = 100;
 pub const HOST_FUEL_PER_64_BYTES: u64 = 1;
 /// Extra fuel per byte of a memory call's request (parsed as JSON, its value decoded from
 /// base64; paid before it is read) and per byte of the response the call made (entries read and
-/// encoded; paid after, whether or not it fitted in `out`).
+/// encoded; paid after, whether or not it fitted in `out`), or of the entries the store loaded
+/// for it if more (also for a null answer or an error).
 pub const FUEL_PER_MEMORY_BYTE: u64 = 1;
 /// Extra fuel per buffer a WASI `fd_read`/`fd_write` names (paid before they are walked, empty
 /// ones too).
