@@ -117,8 +117,10 @@ impl WasmHost {
 
     /// The bytes of response the last `call` made — entries read and encoded as JSON — whether
     /// or not they fitted in `out` (a response too large is made in full, then kept): what a
-    /// metering host charges for the work, besides the request it read. 0 when the call made
-    /// nothing (the deadline had passed, or it delivered a kept response).
+    /// metering host charges for the work, besides the request it read: the response it made,
+    /// or the bytes of the entries the store loaded for it if more (whatever the answer, an error
+    /// too). 0 when the call made nothing (the deadline had passed, or it delivered a kept
+    /// response).
     pub fn made(&self) -> usize {
         self.made
     }
@@ -144,6 +146,7 @@ impl WasmHost {
                 return self.deliver(kept, out_cap);
             }
         }
+        crate::storage::rows::take_loaded_bytes();
         // A bug in the core must not unwind into the gene's engine (R-ERR-3).
         let result = catch_unwind(AssertUnwindSafe(|| self.execute(call, request, &now))).unwrap_or_else(|panic| {
             let what = crate::error::panic_message(panic.as_ref());
@@ -152,9 +155,13 @@ impl WasmHost {
                 call.name()
             )))
         });
+        // The work is the larger of the entries the store loaded (a read answered null for a
+        // category mismatch, a denial, rows skipped as unreadable, a query refused as too large
+        // after reading) and the response encoded.
+        let loaded = usize::try_from(crate::storage::rows::take_loaded_bytes()).unwrap_or(usize::MAX);
         self.made = match &result {
-            Ok(response) => response.len(),
-            Err(_) => 0,
+            Ok(response) => response.len().max(loaded),
+            Err(_) => loaded,
         };
         match result {
             Ok(response) => match fits(response.len(), out_cap) {

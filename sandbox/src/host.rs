@@ -14,8 +14,8 @@ use wasmtime::{Caller, Linker};
 const LEVELS: [&str; 4] = ["debug", "info", "warn", "error"];
 
 /// A memory call: its request paid for by the byte before it is read (a request over the
-/// protocol's bound is refused unread, so no more is charged), the response it made by the byte
-/// after, whether or not it fitted in `out`.
+/// protocol's bound is refused unread, so no more is charged), the response it made (or the entries
+/// the store loaded for it, if more) by the byte after, whether or not it fitted in `out`.
 fn memory_call(mut caller: Caller<'_, RunState>, call: Call, req: i32, req_len: i32, out: i32, out_cap: i32) -> i32 {
     let read = (req_len as u32 as usize).min(MAX_REQUEST_BYTES + 1);
     let now = CallTime::system();

@@ -2,7 +2,7 @@
 //! functions, the size of each, and the code in all. A module over a bound is refused by name,
 //! and one at the bounds still loads.
 
-use rotifer_memory_sandbox::limits::{MAX_CODE_BYTES, MAX_FUNCTIONS, MAX_FUNCTION_BYTES};
+use rotifer_memory_sandbox::limits::{MAX_CODE_BYTES, MAX_FUNCTIONS, MAX_FUNCTION_BYTES, MAX_FUNCTION_LOCALS, MAX_MODULE_LOCALS};
 use rotifer_memory_sandbox::load;
 
 fn leb(mut n: usize, out: &mut Vec<u8>) {
@@ -37,6 +37,12 @@ fn gene(bodies: usize, size: usize) -> Vec<u8> {
     }
     body.extend_from_slice(&[0x41, 0x00, 0x0b]);
     assert_eq!(body.len(), size);
+    module(bodies, &body)
+}
+
+/// A module of `bodies` functions of type (i32, i32) -> i32 with the same `body` (its locals
+/// and code), the first exported as `express`, with an exported memory.
+fn module(bodies: usize, body: &[u8]) -> Vec<u8> {
     let mut m = b"\0asm\x01\0\0\0".to_vec();
     section(1, &[0x01, 0x60, 0x02, 0x7f, 0x7f, 0x01, 0x7f], &mut m);
     let mut funcs = Vec::new();
@@ -54,7 +60,7 @@ fn gene(bodies: usize, size: usize) -> Vec<u8> {
     leb(bodies, &mut code);
     for _ in 0..bodies {
         leb(body.len(), &mut code);
-        code.extend_from_slice(&body);
+        code.extend_from_slice(body);
     }
     section(10, &code, &mut m);
     m
@@ -95,4 +101,43 @@ fn bytes_that_are_not_a_module_still_get_the_compilers_reason() {
     bytes.truncate(bytes.len() - 3);
     let e = load(&bytes, "gene \"cut\"").err().expect("refused");
     assert!(e.contains("is not a valid WebAssembly module"), "{e}");
+}
+
+/// A direct gene like `gene`, but each of its `bodies` functions declares `locals` i32 locals
+/// in one group (a few bytes of code, whatever the count).
+fn gene_with_locals(bodies: usize, locals: usize) -> Vec<u8> {
+    let mut body = vec![0x01];
+    leb(locals, &mut body);
+    body.push(0x7f);
+    body.extend_from_slice(&[0x41, 0x00, 0x0b]);
+    module(bodies, &body)
+}
+
+#[test]
+fn a_function_declaring_too_many_locals_is_refused_and_one_at_the_bound_loads() {
+    // 50,000 locals cost six bytes of code and Cranelift works per local: thousands of such
+    // functions fit every size bound and took minutes to compile.
+    let e = refusal(&gene_with_locals(1, MAX_FUNCTION_LOCALS + 1));
+    assert!(e.contains(&format!("function 0 of its code section declares {} locals", MAX_FUNCTION_LOCALS + 1)), "{e}");
+    assert!(e.contains(&format!("at most {MAX_FUNCTION_LOCALS} locals")), "{e}");
+    load(&gene_with_locals(1, MAX_FUNCTION_LOCALS), "gene \"at the bound\"").expect("a function of exactly the bound compiles");
+}
+
+#[test]
+fn too_many_locals_in_all_are_refused_although_each_function_is_within_its_bound() {
+    let per = MAX_FUNCTION_LOCALS;
+    let n = MAX_MODULE_LOCALS / per + 1;
+    let bytes = gene_with_locals(n, per);
+    assert!(bytes.len() < 64 * 1024, "the module is small: {} bytes", bytes.len());
+    let started = std::time::Instant::now();
+    let e = refusal(&bytes);
+    assert!(e.contains("locals in all") && e.contains(&format!("at most {MAX_MODULE_LOCALS} locals in all")), "{e}");
+    // Refused before compiling: not a measure of speed, only that nothing was compiled.
+    assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
+}
+
+#[test]
+fn locals_at_the_module_bound_load() {
+    let per = MAX_FUNCTION_LOCALS;
+    load(&gene_with_locals(MAX_MODULE_LOCALS / per, per), "gene \"at the bound\"").expect("a module of exactly the bound compiles");
 }

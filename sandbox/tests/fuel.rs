@@ -128,3 +128,33 @@ fn a_context_value_is_paid_for_by_the_byte_of_its_json_even_when_it_does_not_fit
     assert_eq!(output(&r), "{}");
     assert!(r.fuel_used >= 200_000, "a 200 KB value encoded for {} fuel", r.fuel_used);
 }
+
+/// A direct gene making `call` with its input as the request, with an `out` of 4 KiB, forever.
+fn endless_calls(call: &str) -> String {
+    format!(
+        r#"(module
+      (import "rotifer" "{call}" (func $call (param i32 i32 i32 i32) (result i32)))
+      (memory (export "memory") 64)
+      (func (export "alloc") (param i32) (result i32) (i32.const 65536))
+      (func (export "express") (param i32 i32) (result i32)
+        (loop $l (drop (call $call (local.get 0) (local.get 1) (i32.const 2000000) (i32.const 4096))) (br $l))
+        (i32.const 0)))"#
+    )
+}
+
+#[test]
+fn a_read_that_loads_a_large_entry_and_answers_little_is_paid_for_by_what_it_loaded() {
+    let (root, memory) = agent("loads");
+    // A 768 KiB PREFERENCE entry.
+    let value = "A".repeat(1 << 20);
+    let request = format!(r#"{{"key":"big","value":"{value}","category":"PREFERENCE"}}"#);
+    let w = Run { memory: memory.clone(), ..Run::default() }.go(&one_call("writeMemory", 2_000_000), &request);
+    assert_eq!(output(&w), r#"{"code": 0}"#);
+    // Read as CACHE: the entry is loaded, and the answer is null. 20 M fuel pays for a few dozen
+    // such loads, not for the ~140,000 calls a flat charge allowed.
+    let fuel = 20_000_000;
+    let r = Run { memory: memory.clone(), fuel, deadline_ms: Some(now_ms() + 10_000), ..Run::default() }
+        .go(&endless_calls("readMemory"), r#"{"key":"big","category":"CACHE"}"#);
+    assert_eq!(failure(&r).0, "OUT_OF_FUEL");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -39,8 +39,23 @@ pub struct StoredEntry {
     pub creator_domain: Option<String>,
 }
 
+thread_local! {
+    /// Bytes of entries loaded on this thread since the last `take_loaded_bytes`: what a read or
+    /// query made the store do, whatever it answered (a category mismatch, a denial, a row skipped
+    /// as unreadable, a query refused as too large).
+    static LOADED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The entry bytes loaded on this thread since the last call, and starts counting again.
+pub fn take_loaded_bytes() -> u64 {
+    LOADED.with(|l| l.replace(0))
+}
+
 impl StoredEntry {
     pub fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEntry> {
+        if let Ok(size) = row.get::<_, i64>(4) {
+            LOADED.with(|l| l.set(l.get().saturating_add(size.max(0) as u64)));
+        }
         let bad = |what: &str| rusqlite::Error::InvalidColumnName(format!("corrupt entry: {what}"));
         let key: Vec<u8> = row.get(0)?;
         let key = String::from_utf8(key).map_err(|_| bad("key"))?;
