@@ -146,6 +146,28 @@ fn a_rewrite_makes_the_writer_the_last_accessor() {
 }
 
 #[test]
+fn a_key_prefix_query_counts_the_rows_it_sorted_as_work_whatever_its_limit() {
+    // R-RUN-5: a WASM gene pays for the work its call made; a prefix range is sorted whole.
+    let f = Fixture::new();
+    let a = f.gene(Some(gene('a')));
+    for i in 0..400 {
+        a.write(&s(&format!("p/{i:04}")), Arg::Bytes(vec![7]), &s("CACHE"), &Arg::Undefined, &Arg::Undefined, T0 + i).unwrap();
+    }
+    let work = |prefix: &str| {
+        rotifer_memory_core::storage::rows::take_loaded_bytes();
+        let got = a.query(&obj(&[("keyPrefix", s(prefix)), ("limit", Arg::Number(1.0))]), T0 + 1000).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].key, if prefix == "p/" { "p/0399" } else { "p/0099" }, "the newest of the range");
+        assert_eq!(got[0].value, vec![7], "the row returned is whole");
+        rotifer_memory_core::storage::rows::take_loaded_bytes()
+    };
+    let all = work("p/");
+    let tenth = work("p/00");
+    assert!(all >= 400, "every row sorted counts: {all}");
+    assert!(all > 3 * tenth, "four times the rows, more work: {all} vs {tenth}");
+}
+
+#[test]
 fn a_key_prefix_is_a_byte_range() {
     let f = Fixture::new();
     let a = f.gene(Some(gene('a')));

@@ -16,6 +16,7 @@ macro_rules! entry_columns {
 pub const ENTRY_COLUMNS: &str = entry_columns!();
 
 pub(crate) const LOAD_SQL: &str = concat!("SELECT ", entry_columns!(), " FROM entries WHERE key = ?1");
+pub(crate) const LOAD_BY_ROWID_SQL: &str = concat!("SELECT ", entry_columns!(), " FROM entries WHERE rowid = ?1");
 // `IS NOT NULL` lets the partial expiry index answer it (without it, SQLite reads every row).
 pub(crate) const NEXT_EXPIRY_SQL: &str = "SELECT MIN(expires_at) FROM entries WHERE expires_at IS NOT NULL";
 pub(crate) const EXPIRED_SQL: &str = "SELECT key, category, size FROM entries WHERE expires_at <= ?1 ORDER BY expires_at, seq";
@@ -44,6 +45,12 @@ thread_local! {
     /// query made the store do, whatever it answered (a category mismatch, a denial, a row skipped
     /// as unreadable, a query refused as too large).
     static LOADED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts `units` of work the store did for a call beyond the entries it loaded (a query's
+/// statement steps: the rows it walked and sorted), as loaded bytes are counted.
+pub fn note_work(units: u64) {
+    LOADED.with(|l| l.set(l.get().saturating_add(units)));
 }
 
 /// The entry bytes loaded on this thread since the last call, and starts counting again.
