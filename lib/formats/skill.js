@@ -4,8 +4,8 @@
 // of which `name` (required) and `description` are used. Only those two plain `key: value`
 // lines are read (quotes around the value are dropped); the rest of the file is kept as written.
 
-const fs = require('node:fs')
 const path = require('node:path')
+const { readTree } = require('../read-tree')
 
 const SKILL_FILE = 'SKILL.md'
 const FRONT_MATTER = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---/
@@ -39,29 +39,10 @@ function skillFileOf(p) {
  */
 function findSkills(dir) {
   const found = []
-  const walk = (d) => {
-    let entries
-    try {
-      entries = fs.readdirSync(d, { withFileTypes: true })
-    } catch {
-      return
-    }
-    for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-      const full = path.join(d, e.name)
-      if (e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules') walk(full)
-      else if (e.isFile() && e.name === SKILL_FILE) {
-        let text
-        try {
-          text = fs.readFileSync(full, 'utf8')
-        } catch {
-          continue
-        }
-        const skill = parseSkill(text)
-        if (skill) found.push({ ...skill, file: full })
-      }
-    }
+  for (const { file, text } of readTree(dir, (name) => name === SKILL_FILE)) {
+    const skill = parseSkill(text)
+    if (skill) found.push({ ...skill, file })
   }
-  walk(dir)
   return found
 }
 

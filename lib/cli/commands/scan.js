@@ -9,6 +9,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { CliError } = require('../errors')
 const { findSkills, SKILL_FILE } = require('../../formats/skill')
+const { readTree } = require('../../read-tree')
 
 const EXTENSIONS = { '.ts': 'TS', '.js': 'JS', '.rs': 'RS' }
 const TS_FUNCTION = /^export\s+(?:default\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)/
@@ -20,35 +21,15 @@ const RS_FUNCTION = /^pub\s+(?:async\s+)?fn\s+([A-Za-z_]\w*)/
  */
 function findCandidates(dir) {
   const out = []
-  let files = 0
-  const walk = (d) => {
-    let entries
-    try {
-      entries = fs.readdirSync(d, { withFileTypes: true })
-    } catch {
-      return
-    }
-    for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-      const full = path.join(d, e.name)
-      if (e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules') walk(full)
-      else if (e.isFile() && EXTENSIONS[path.extname(e.name)] && !e.name.endsWith('.d.ts')) {
-        let text
-        try {
-          text = fs.readFileSync(full, 'utf8')
-        } catch {
-          continue
-        }
-        files++
-        const language = EXTENSIONS[path.extname(e.name)]
-        text.split('\n').forEach((raw, i) => {
-          const m = (language === 'RS' ? RS_FUNCTION : TS_FUNCTION).exec(raw.trim())
-          if (m) out.push({ name: m[1], file: full, line: i + 1, language })
-        })
-      }
-    }
+  const sources = readTree(dir, (name) => EXTENSIONS[path.extname(name)] && !name.endsWith('.d.ts'))
+  for (const { file, text } of sources) {
+    const language = EXTENSIONS[path.extname(file)]
+    text.split('\n').forEach((raw, i) => {
+      const m = (language === 'RS' ? RS_FUNCTION : TS_FUNCTION).exec(raw.trim())
+      if (m) out.push({ name: m[1], file, line: i + 1, language })
+    })
   }
-  walk(dir)
-  return { found: out, files }
+  return { found: out, files: sources.length }
 }
 
 function folder(root, given) {
