@@ -12,6 +12,7 @@ pub mod access;
 pub mod arg;
 pub mod backup;
 pub mod audit_log;
+pub mod binding;
 pub mod bundle;
 pub mod error;
 pub mod inspect;

@@ -1064,6 +1064,17 @@ impl<'a> AgentOptions<'a> {
         Ok(AgentOptions { layout: Layout::resolve(root)?, agent_id, fields })
     }
 
+    /// The agent on the binding R-BIND-1 chooses, with the `url` field (if `allowed` had it)
+    /// first in that order.
+    pub fn agent(&self) -> Result<crate::binding::Agent> {
+        let url = match self.get("url") {
+            None | Some(Arg::Undefined) | Some(Arg::Null) => None,
+            Some(Arg::Str(s)) => Some(s.as_str()),
+            Some(other) => return Err(MemoryError::invalid(format!("url must be a postgres:// URL or \"sqlite\", not {}", other.kind()))),
+        };
+        crate::binding::Agent::open(self.layout.clone(), &self.agent_id, url)
+    }
+
     /// A field other than `agentId` and `root`, if given and not `undefined`.
     pub fn get(&self, name: &str) -> Option<&'a Arg> {
         self.fields.iter().find(|(n, _)| *n == name).map(|f| f.1)
