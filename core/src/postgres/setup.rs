@@ -16,6 +16,12 @@ const FILES: &[(&str, &str)] = &[
     ("functions/memory_query.sql", include_str!("sql/functions/memory_query.sql")),
     ("functions/memory_delete.sql", include_str!("sql/functions/memory_delete.sql")),
     ("functions/setup_role.sql", include_str!("sql/functions/setup_role.sql")),
+    ("functions/agent_usage.sql", include_str!("sql/functions/agent_usage.sql")),
+    ("functions/agent_get.sql", include_str!("sql/functions/agent_get.sql")),
+    ("functions/memory_list.sql", include_str!("sql/functions/memory_list.sql")),
+    ("functions/memory_deployer_delete.sql", include_str!("sql/functions/memory_deployer_delete.sql")),
+    ("functions/agent_configure.sql", include_str!("sql/functions/agent_configure.sql")),
+    ("functions/agent_drop.sql", include_str!("sql/functions/agent_drop.sql")),
     ("grants.sql", include_str!("sql/grants.sql")),
 ];
 const ORDER: &str = include_str!("sql/order.txt");

@@ -7,5 +7,11 @@ GRANT EXECUTE ON FUNCTION
   rotifer.memory_read(text, text, text, text, text, bigint),
   rotifer.memory_write(text, text, text, text, bytea, text, jsonb, boolean, jsonb, bigint, text),
   rotifer.memory_query(text, text, text, text, text, bigint, bigint, integer, bigint),
-  rotifer.memory_delete(text, text, text, text, bigint, text)
+  rotifer.memory_delete(text, text, text, text, bigint, text),
+  rotifer.agent_usage(text, bigint),
+  rotifer.agent_get(text, text, bigint),
+  rotifer.memory_list(text, text, text, text, integer, boolean, bigint),
+  rotifer.memory_deployer_delete(text, text, text, text, bigint),
+  rotifer.agent_configure(text, bigint, boolean, integer, boolean),
+  rotifer.memory_drop_agent(text)
 TO rotifer_deployment;
