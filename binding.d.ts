@@ -104,6 +104,12 @@ export declare class NativeWasmHost {
 /** Panics inside a guarded entry point, to prove that no panic reaches Node (R-ERR-3). */
 export declare function __panicForTest(): void
 
+/**
+ * `agentMemoryBinding({ agentId, root?, url? })`: where the agent's memory lives (R-BIND-1),
+ * as views show it: `sqlite`, or the PostgreSQL URL without its password. Connects to nothing.
+ */
+export declare function agentMemoryBinding(options: JsAny): string
+
 /** `backupAgentMemory({ agentId, root?, file })`: `{ entries, used, bytes }`. */
 export declare function backupAgentMemory(options: JsAny): JsOut
 
@@ -124,9 +130,10 @@ export declare function compileIr(wasm: Buffer, phenotype: string, what: string)
 export declare function createAgentMemory(options: JsAny): void
 
 /**
- * `deleteAgentDatabase({ agentId, root? }, now)`: the agent's database and companion files
- * removed after one `memory.drop` audit line (`memory::delete_agent_database`):
- * `{ existed, entries, used, removed: [path…] }`.
+ * `deleteAgentDatabase({ agentId, root?, url? }, now)`: the agent's database and companion files
+ * (on PostgreSQL, its rows) removed after one `memory.drop` audit line
+ * (`memory::delete_agent_database_of`): `{ existed, entries, used, removed: [path…], binding }`,
+ * `binding` being `sqlite` or the URL without its password.
  */
 export declare function deleteAgentDatabase(options: JsAny, now: JsAny): JsOut
 

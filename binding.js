@@ -841,6 +841,7 @@ module.exports.NativeTestMemory = nativeBinding.NativeTestMemory
 module.exports.NativeWasmGene = nativeBinding.NativeWasmGene
 module.exports.NativeWasmHost = nativeBinding.NativeWasmHost
 module.exports.__panicForTest = nativeBinding.__panicForTest
+module.exports.agentMemoryBinding = nativeBinding.agentMemoryBinding
 module.exports.backupAgentMemory = nativeBinding.backupAgentMemory
 module.exports.compileIr = nativeBinding.compileIr
 module.exports.createAgentMemory = nativeBinding.createAgentMemory

@@ -353,9 +353,18 @@ export declare function deleteAgentDatabase(options: { agentId: string; root?: s
   /** Live entries and their bytes when it was deleted (0 if it could not be read). */
   entries: number
   used: number
-  /** The files removed, the database first. */
+  /** The files removed, the database first (none on PostgreSQL). */
   removed: string[]
+  /** Where the memory was: `"sqlite"`, or the PostgreSQL URL without its password. */
+  binding: string
 }
+
+/**
+ * Where the agent's memory lives (R-BIND-1: `url`, the agent record's `memoryUrl`,
+ * `ROTIFER_MEMORY_URL`, `rotifer.json`'s `memory.url`, else the SQLite file), as the views show
+ * it: `"sqlite"`, or the PostgreSQL URL without its password. Connects to nothing.
+ */
+export declare function agentMemoryBinding(options: { agentId: string; root?: string | undefined; url?: string | undefined }): string
 
 /**
  * Replaces every entry of the agent with those of a backup made by `backupAgentMemory`, as one

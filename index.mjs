@@ -10,6 +10,7 @@ export const {
   MemoryError,
   MEMORY_ERROR_CODES,
   TEST_GENE_ID,
+  agentMemoryBinding,
   backupAgentMemory,
   createAgentMemory,
   createMemoryImports,

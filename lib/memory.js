@@ -79,6 +79,7 @@ function create(native) {
       readAgentAuditLog: fail,
       listAgentMemoryPage: fail,
       openAgentAuditLog: fail,
+      agentMemoryBinding: fail,
       TEST_GENE_ID,
     }
   }
@@ -209,6 +210,8 @@ function create(native) {
   const backupAgentMemory = (options) => call(() => native.backupAgentMemory(options))
   const restoreAgentMemory = (options) => call(() => native.restoreAgentMemory(options, clockOf(options)?.()))
   const deleteAgentDatabase = (options) => call(() => native.deleteAgentDatabase(options, clockOf(options)?.()))
+  // Where the agent's memory lives (R-BIND-1), as views show it: `sqlite` or the URL without its password.
+  const agentMemoryBinding = (options) => call(() => native.agentMemoryBinding(options))
 
   // Test memories still open; each is deleted when the process exits (R-HOST-4).
   const openTestMemories = new Set()
@@ -275,6 +278,7 @@ function create(native) {
     readAgentAuditLog,
     listAgentMemoryPage,
     openAgentAuditLog,
+    agentMemoryBinding,
     createMemoryImports: memoryImportsFor(native, clockOf),
     TEST_GENE_ID,
   }

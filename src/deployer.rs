@@ -69,9 +69,9 @@ fn usage_object(b: &Builder, agent_id: &str, u: &Usage) -> CoreResult<napi::sys:
 pub fn inspect_agent_memory(env: Env, options: JsAny, now: JsAny) -> Result<JsOut, String> {
     guard(|| {
         let arg = options.to_arg()?;
-        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "now"])?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "now", "url"])?;
         let b = Builder::new(env.raw());
-        Ok(JsOut(match inspect::inspect_agent_memory(&o.layout, &o.agent_id, now_ms(&now)?)? {
+        Ok(JsOut(match inspect::inspect(&o.agent()?, crate::call_time(&now)?)? {
             Some(u) => usage_object(&b, &o.agent_id, &u)?,
             None => b.null()?,
         }))
@@ -83,11 +83,11 @@ pub fn inspect_agent_memory(env: Env, options: JsAny, now: JsAny) -> Result<JsOu
 pub fn get_agent_memory(env: Env, options: JsAny, now: JsAny, make_entry: JsAny) -> Result<JsOut, String> {
     guard(|| {
         let arg = options.to_arg()?;
-        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "key", "now"])?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "key", "now", "url"])?;
         let b = Builder::new(env.raw());
         let factory = b.factory(&make_entry)?;
         let key = o.get("key").unwrap_or(&Arg::Undefined);
-        Ok(JsOut(match inspect::get_agent_entry(&o.layout, &o.agent_id, key, now_ms(&now)?)? {
+        Ok(JsOut(match inspect::get_entry(&o.agent()?, key, crate::call_time(&now)?)? {
             Some(e) => b.entry(&e, factory)?,
             None => b.null()?,
         }))
@@ -138,8 +138,8 @@ pub fn import_agent_memory(env: Env, options: JsAny, bundle_value: JsAny, now: J
 pub fn read_agent_audit_log(options: JsAny) -> Result<String, String> {
     guard(|| {
         let arg = options.to_arg()?;
-        let o = AgentOptions::parse("options", &arg, &["agentId", "root"])?;
-        let log = rotifer_memory_core::audit_log::read_agent_log(&o.layout, &o.agent_id)?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "url"])?;
+        let log = rotifer_memory_core::audit_log::read_agent_log_of(&o.agent()?)?;
         let mut out = String::with_capacity(log.lines.iter().map(|l| l.len() + 1).sum::<usize>() + 64);
         out.push_str("{\"lines\":[");
         for (i, line) in log.lines.iter().enumerate() {
@@ -154,15 +154,17 @@ pub fn read_agent_audit_log(options: JsAny) -> Result<String, String> {
     })
 }
 
-/// `deleteAgentDatabase({ agentId, root? }, now)`: the agent's database and companion files
-/// removed after one `memory.drop` audit line (`memory::delete_agent_database`):
-/// `{ existed, entries, used, removed: [path…] }`.
+/// `deleteAgentDatabase({ agentId, root?, url? }, now)`: the agent's database and companion files
+/// (on PostgreSQL, its rows) removed after one `memory.drop` audit line
+/// (`memory::delete_agent_database_of`): `{ existed, entries, used, removed: [path…], binding }`,
+/// `binding` being `sqlite` or the URL without its password.
 #[napi]
 pub fn delete_agent_database(env: Env, options: JsAny, now: JsAny) -> Result<JsOut, String> {
     guard(|| {
         let arg = options.to_arg()?;
-        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "now"])?;
-        let r = rotifer_memory_core::memory::delete_agent_database(&o.layout, &o.agent_id, now_ms(&now)?)?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "now", "url"])?;
+        let agent = o.agent()?;
+        let r = rotifer_memory_core::memory::delete_agent_database_of(&agent, crate::call_time(&now)?)?;
         let b = Builder::new(env.raw());
         let removed = r.removed.iter().map(|p| b.string(&p.display().to_string())).collect::<CoreResult<Vec<_>>>()?;
         Ok(JsOut(b.object(&[
@@ -170,7 +172,19 @@ pub fn delete_agent_database(env: Env, options: JsAny, now: JsAny) -> Result<JsO
             (c"entries", b.number(r.entries as f64)?),
             (c"used", b.number(r.used as f64)?),
             (c"removed", b.array(&removed)?),
+            (c"binding", b.string(&agent.shown())?),
         ])?))
+    })
+}
+
+/// `agentMemoryBinding({ agentId, root?, url? })`: where the agent's memory lives (R-BIND-1),
+/// as views show it: `sqlite`, or the PostgreSQL URL without its password. Connects to nothing.
+#[napi]
+pub fn agent_memory_binding(options: JsAny) -> Result<String, String> {
+    guard(|| {
+        let arg = options.to_arg()?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "url"])?;
+        Ok(o.agent()?.shown())
     })
 }
 
@@ -204,7 +218,7 @@ fn flag_option(name: &str, v: Option<&Arg>) -> CoreResult<bool> {
 pub fn list_agent_memory_page(options: JsAny, now: JsAny) -> Result<String, String> {
     guard(|| {
         let arg = options.to_arg()?;
-        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "category", "keyPrefix", "after", "limit", "totals", "now"])?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "category", "keyPrefix", "after", "limit", "totals", "now", "url"])?;
         let category = parse_optional_category(o.get("category").unwrap_or(&Arg::Undefined))?;
         let prefix = parse_key_prefix("keyPrefix", o.get("keyPrefix").unwrap_or(&Arg::Undefined))?;
         let after = match o.get("after") {
@@ -214,7 +228,7 @@ pub fn list_agent_memory_page(options: JsAny, now: JsAny) -> Result<String, Stri
         };
         let limit = count_option("limit", o.get("limit"), 1, inspect::MAX_PAGE, 1000)?;
         let totals = flag_option("totals", o.get("totals"))?;
-        let page = inspect::list_agent_memory_page(&o.layout, &o.agent_id, category, prefix.as_deref(), after, limit, totals, crate::call_time(&now)?)?;
+        let page = inspect::list_page(&o.agent()?, category, prefix.as_deref(), after, limit, totals, crate::call_time(&now)?)?;
         Ok(page.to_json())
     })
 }
@@ -233,9 +247,9 @@ impl NativeAuditLogReader {
     pub fn new(options: JsAny) -> Result<Self, String> {
         guard(|| {
             let arg = options.to_arg()?;
-            let o = AgentOptions::parse("options", &arg, &["agentId", "root", "follow"])?;
+            let o = AgentOptions::parse("options", &arg, &["agentId", "root", "follow", "url"])?;
             let follow = flag_option("follow", o.get("follow"))?;
-            Ok(NativeAuditLogReader { inner: rotifer_memory_core::audit_log::LogReader::open(&o.layout, &o.agent_id, follow)? })
+            Ok(NativeAuditLogReader { inner: rotifer_memory_core::audit_log::LogReader::of(&o.agent()?, follow)? })
         })
     }
 

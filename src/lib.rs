@@ -133,10 +133,10 @@ pub fn read_function(env: Env, make_entry: JsAny) -> Result<JsOut, String> {
 pub fn create_agent_memory(options: JsAny) -> Result<(), String> {
     guard(|| {
         let arg = options.to_arg()?;
-        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "quota", "dataPolicy"])?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "quota", "dataPolicy", "url"])?;
         let quota = parse_quota_arg(o.get("quota"))?;
         let policy = parse_data_policy(o.get("dataPolicy").unwrap_or(&Arg::Undefined))?;
-        rotifer_memory_core::create_agent_memory(&o.layout, &o.agent_id, quota, policy)
+        rotifer_memory_core::memory::create_agent_memory_of(&o.agent()?, quota, policy)
     })
 }
 
@@ -145,10 +145,10 @@ pub fn create_agent_memory(options: JsAny) -> Result<(), String> {
 pub fn ensure_agent_memory(options: JsAny) -> Result<bool, String> {
     guard(|| {
         let arg = options.to_arg()?;
-        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "quota", "dataPolicy"])?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "quota", "dataPolicy", "url"])?;
         let quota = parse_quota_arg(o.get("quota"))?;
         let policy = parse_data_policy(o.get("dataPolicy").unwrap_or(&Arg::Undefined))?;
-        rotifer_memory_core::ensure_agent_memory(&o.layout, &o.agent_id, quota, policy)
+        rotifer_memory_core::memory::ensure_agent_memory_of(&o.agent()?, quota, policy)
     })
 }
 
@@ -166,10 +166,10 @@ pub fn parse_memory_quota(text: JsAny) -> Result<f64, String> {
 pub fn list_agent_memory(env: Env, options: JsAny, now: JsAny) -> Result<JsOut, String> {
     guard(|| {
         let arg = options.to_arg()?;
-        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "category", "keyPrefix", "now"])?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "category", "keyPrefix", "now", "url"])?;
         let category = parse_optional_category(o.get("category").unwrap_or(&Arg::Undefined))?;
         let prefix = parse_key_prefix("keyPrefix", o.get("keyPrefix").unwrap_or(&Arg::Undefined))?;
-        let list = rotifer_memory_core::memory::list_agent_memory_matching(&o.layout, &o.agent_id, category, prefix.as_deref(), call_time(&now)?)?;
+        let list = rotifer_memory_core::inspect::list_all(&o.agent()?, category, prefix.as_deref(), call_time(&now)?)?;
         let b = Builder::new(env.raw());
         let items = list.iter().map(|l| b.listing(l)).collect::<CoreResult<Vec<_>>>()?;
         Ok(JsOut(b.array(&items)?))
@@ -181,8 +181,8 @@ pub fn list_agent_memory(env: Env, options: JsAny, now: JsAny) -> Result<JsOut, 
 pub fn delete_agent_memory(options: JsAny, now: JsAny) -> Result<f64, String> {
     guard(|| {
         let arg = options.to_arg()?;
-        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "key", "category", "keyPrefix", "now"])?;
-        let n = rotifer_memory_core::memory::delete_agent_memory_matching(&o.layout, &o.agent_id, o.get("key"), o.get("category"), o.get("keyPrefix"), call_time(&now)?)?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "key", "category", "keyPrefix", "now", "url"])?;
+        let n = rotifer_memory_core::memory::delete_agent_memory_of(&o.agent()?, o.get("key"), o.get("category"), o.get("keyPrefix"), call_time(&now)?)?;
         Ok(n as f64)
     })
 }

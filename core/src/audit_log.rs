@@ -10,7 +10,9 @@
 //! agent whose database does not exist is judged by its lines alone: the last attempt at each
 //! S counts as committed.
 
+use crate::binding::{Agent, Binding};
 use crate::error::{MemoryError, Result};
+use crate::postgres::deployer::AuditRows;
 use crate::storage::audit::head;
 use crate::storage::files::Layout;
 use crate::storage::logs::{is_kept_header, kept_path, open_files};
@@ -71,7 +73,15 @@ pub struct AgentLog {
 /// The lines of `agent_id` in every audit file of `layout`, oldest first, each marked committed
 /// or not (R-AUD-6, R-AUD-7): all of a `LogReader`'s lines at once.
 pub fn read_agent_log(layout: &Layout, agent_id: &str) -> Result<AgentLog> {
-    let mut reader = LogReader::open(layout, agent_id, false)?;
+    read_log(LogReader::open(layout, agent_id, false)?)
+}
+
+/// `read_agent_log` on the agent's binding (R-BIND-3: on PostgreSQL its audit rows, in order).
+pub fn read_agent_log_of(agent: &Agent) -> Result<AgentLog> {
+    read_log(LogReader::of(agent, false)?)
+}
+
+fn read_log(mut reader: LogReader) -> Result<AgentLog> {
     let mut lines = Vec::with_capacity(reader.len());
     while reader.next_lines(usize::MAX, |line| lines.push(String::from_utf8_lossy(line).into_owned()))? > 0 {}
     Ok(AgentLog { lines, skipped: reader.skipped, last_seq: reader.last_seq })
@@ -129,6 +139,8 @@ pub struct LogReader {
     pub skipped: u64,
     /// The agent's `last_seq` at the last look, `None` if it had no database.
     pub last_seq: Option<i64>,
+    /// On PostgreSQL: the agent's audit rows (R-BIND-3), read by `id` instead of the files.
+    rows: Option<AuditRows>,
 }
 
 /// What one read of a file fetches at least (lines of other agents between ours come with it).
@@ -151,13 +163,51 @@ impl LogReader {
             actions: Vec::new(),
             skipped: 0,
             last_seq: None,
+            rows: None,
         };
         r.look()?;
         Ok(r)
     }
 
+    /// `open` on the agent's binding. On PostgreSQL the lines are its audit rows in order, of the
+    /// file's shape, every one committed (R-BIND-3); `last_seq` is the agent's transaction
+    /// counter, `skipped` always 0; following polls for rows past the last one counted, and
+    /// holds nothing but that position (rows trimmed by the bound before they were handed out
+    /// are not shown; the trim's own row is).
+    pub fn of(agent: &Agent, follow: bool) -> Result<LogReader> {
+        let Binding::Postgres(pool) = &agent.binding else { return LogReader::open(&agent.layout, &agent.agent_id, follow) };
+        crate::model::check_agent_id(&agent.agent_id)?;
+        let mut r = LogReader {
+            agent_id: agent.agent_id.clone(),
+            layout: agent.layout.clone(),
+            follow,
+            files: Vec::new(),
+            spans: Vec::new(),
+            marks: Vec::new(),
+            committed: Vec::new(),
+            next: 0,
+            dropped: 0,
+            actions: Vec::new(),
+            skipped: 0,
+            last_seq: None,
+            rows: Some(AuditRows::open(pool.clone(), &agent.agent_id)),
+        };
+        r.look_rows()?;
+        Ok(r)
+    }
+
+    fn look_rows(&mut self) -> Result<usize> {
+        let Some(rows) = self.rows.as_mut() else { return Ok(0) };
+        let (new, last_tx) = rows.look(&mut self.actions)?;
+        self.last_seq = last_tx;
+        Ok(new as usize)
+    }
+
     /// How many of the agent's lines have been read (handed out or not).
     pub fn len(&self) -> usize {
+        if let Some(rows) = &self.rows {
+            return rows.seen as usize;
+        }
         self.dropped + self.spans.len()
     }
 
@@ -167,17 +217,26 @@ impl LogReader {
 
     /// How many lines are read but not handed out yet.
     pub fn remaining(&self) -> usize {
+        if let Some(rows) = &self.rows {
+            return rows.remaining() as usize;
+        }
         self.spans.len() - self.next
     }
 
     /// Skips `n` lines not handed out yet (all that remain, if fewer).
     pub fn skip(&mut self, n: usize) {
+        if let Some(rows) = self.rows.as_mut() {
+            return rows.skip(n as u64);
+        }
         self.next += n.min(self.remaining());
     }
 
     /// Hands out up to `max` lines not handed out yet, each as written with `"committed":
     /// true|false` added as its last field, to `each`; returns how many.
     pub fn next_lines(&mut self, max: usize, mut each: impl FnMut(&[u8])) -> Result<usize> {
+        if let Some(rows) = self.rows.as_mut() {
+            return rows.next_lines(max, &mut each);
+        }
         let end = self.next + max.min(self.remaining());
         let mut buf: Vec<u8> = Vec::new();
         let mut line: Vec<u8> = Vec::new();
@@ -220,6 +279,9 @@ impl LogReader {
     /// When following: reads the lines appended since the last look, and judges every line
     /// not handed out yet again; returns how many new lines of the agent there are.
     pub fn poll(&mut self) -> Result<usize> {
+        if self.rows.is_some() {
+            return self.look_rows();
+        }
         if !self.may_have_grown() {
             return Ok(0);
         }

@@ -7,6 +7,7 @@
 //! been purged yet are left out, exactly as every other call would see them.
 
 use crate::arg::Arg;
+use crate::binding::{Agent, Binding};
 use crate::error::Result;
 use crate::storage::files::Layout;
 use crate::model::{key_range, parse_key, Category, DataPolicy, Entry};
@@ -69,6 +70,19 @@ pub fn inspect_agent_memory(layout: &Layout, agent_id: &str, now: i64) -> Result
     store.read_only(|conn| usage(conn, now).map(Some))
 }
 
+/// `inspect_agent_memory` on the agent's binding (R-BIND-2). On PostgreSQL, without a test
+/// clock, "now" is the server's (R-BIND-5).
+pub fn inspect(agent: &Agent, now: impl Into<CallTime>) -> Result<Option<Usage>> {
+    let now = now.into();
+    match &agent.binding {
+        Binding::Sqlite => inspect_agent_memory(&agent.layout, &agent.agent_id, now.ms()),
+        Binding::Postgres(pool) => {
+            crate::model::check_agent_id(&agent.agent_id)?;
+            pool.with(|c| crate::postgres::deployer::usage(c, &agent.agent_id, now.given()))
+        }
+    }
+}
+
 fn usage(conn: &Connection, now: i64) -> Result<Usage> {
     // One read transaction: the agent row and the totals come from the same snapshot.
     let tx = conn.unchecked_transaction()?;
@@ -119,6 +133,19 @@ pub fn get_agent_entry(layout: &Layout, agent_id: &str, key: &Arg, now: i64) -> 
         Ok(Some(found.map(|e| e.entry)))
     })
     .map(Option::flatten)
+}
+
+/// `get_agent_entry` on the agent's binding (R-BIND-2): the key checked by the same rules first.
+pub fn get_entry(agent: &Agent, key: &Arg, now: impl Into<CallTime>) -> Result<Option<Entry>> {
+    let now = now.into();
+    match &agent.binding {
+        Binding::Sqlite => get_agent_entry(&agent.layout, &agent.agent_id, key, now.ms()),
+        Binding::Postgres(pool) => {
+            let key = parse_key(key)?;
+            crate::model::check_agent_id(&agent.agent_id)?;
+            pool.with(|c| crate::postgres::deployer::get(c, &agent.agent_id, &key, now.given()))
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -203,10 +230,7 @@ pub fn list_agent_memory_page(
     totals: bool,
     now: impl Into<CallTime>,
 ) -> Result<ListPage> {
-    crate::model::check_agent_id(agent_id)?;
-    if limit == 0 || limit > MAX_PAGE {
-        return Err(crate::error::MemoryError::invalid(format!("a page holds 1 to {MAX_PAGE} entries, not {limit}")));
-    }
+    check_page(agent_id, limit)?;
     let now = now.into();
     let Some(store) = AgentStore::open(layout, agent_id, IfMissing::Skip)? else {
         return Ok(ListPage { entries: Vec::new(), more: false, totals: totals.then_some(ListTotals { entries: 0, bytes: 0, quota: 0 }) });
@@ -216,6 +240,54 @@ pub fn list_agent_memory_page(
     match store.read(&now, Look::Now, |reader| list(reader.conn).map(Fast::Answer))? {
         Fast::Answer(p) => Ok(p),
         Fast::WritePath => store.write(&now, |tx| list(tx.conn)),
+    }
+}
+
+fn check_page(agent_id: &str, limit: u32) -> Result<()> {
+    crate::model::check_agent_id(agent_id)?;
+    if limit == 0 || limit > MAX_PAGE {
+        return Err(crate::error::MemoryError::invalid(format!("a page holds 1 to {MAX_PAGE} entries, not {limit}")));
+    }
+    Ok(())
+}
+
+/// `list_agent_memory_page` on the agent's binding (R-BIND-2): the same checks, the same pages.
+#[allow(clippy::too_many_arguments)]
+pub fn list_page(
+    agent: &Agent,
+    category: Option<Category>,
+    key_prefix: Option<&str>,
+    after: Option<&str>,
+    limit: u32,
+    totals: bool,
+    now: impl Into<CallTime>,
+) -> Result<ListPage> {
+    match &agent.binding {
+        Binding::Sqlite => list_agent_memory_page(&agent.layout, &agent.agent_id, category, key_prefix, after, limit, totals, now),
+        Binding::Postgres(pool) => {
+            check_page(&agent.agent_id, limit)?;
+            let now = now.into();
+            let prefix = key_prefix.filter(|p| !p.is_empty());
+            pool.with(|c| crate::postgres::deployer::list_page(c, &agent.agent_id, category, prefix, after, limit, totals, now.given()))
+        }
+    }
+}
+
+/// `memory::list_agent_memory_matching` on the agent's binding: on PostgreSQL, the pages of
+/// `list_page` one after the other.
+pub fn list_all(agent: &Agent, category: Option<Category>, key_prefix: Option<&str>, now: impl Into<CallTime>) -> Result<Vec<Listing>> {
+    if let Binding::Sqlite = agent.binding {
+        return crate::memory::list_agent_memory_matching(&agent.layout, &agent.agent_id, category, key_prefix, now);
+    }
+    let now: CallTime = now.into();
+    let mut all: Vec<Listing> = Vec::new();
+    loop {
+        let after = all.last().map(|l| l.key.clone());
+        let page = list_page(agent, category, key_prefix, after.as_deref(), MAX_PAGE, false, &now)?;
+        all.extend(page.entries);
+        if !page.more {
+            return Ok(all);
+        }
     }
 }
 

@@ -7,6 +7,7 @@
 
 use crate::access::{data_policy_violation, denial_reason, scope_admits, unsupported_scope, Gene};
 use crate::arg::Arg;
+use crate::binding::{Agent, Binding};
 use crate::storage::audit::{Action, Actor, AuditBatch, Denial, DenialLog, QuotaFacts, Subject};
 use crate::error::{ErrorCode, MemoryError, Result};
 use crate::storage::watch::Look;
@@ -624,6 +625,29 @@ pub fn ensure_agent_memory(layout: &Layout, agent_id: &str, quota: u64, policy: 
     Ok(true)
 }
 
+/// `create_agent_memory` on the agent's binding (R-BIND-2): on PostgreSQL the agent's row, owned
+/// by the role of the URL, with this quota and policy.
+pub fn create_agent_memory_of(agent: &Agent, quota: u64, policy: DataPolicy) -> Result<()> {
+    match &agent.binding {
+        Binding::Sqlite => create_agent_memory(&agent.layout, &agent.agent_id, quota, policy),
+        Binding::Postgres(pool) => {
+            check_agent_id(&agent.agent_id)?;
+            pool.with(|c| crate::postgres::deployer::configure(c, &agent.agent_id, quota, policy, true)).map(|_| ())
+        }
+    }
+}
+
+/// `ensure_agent_memory` on the agent's binding (R-HOST-1, R-BIND-2): whether it was missing.
+pub fn ensure_agent_memory_of(agent: &Agent, quota: u64, policy: DataPolicy) -> Result<bool> {
+    match &agent.binding {
+        Binding::Sqlite => ensure_agent_memory(&agent.layout, &agent.agent_id, quota, policy),
+        Binding::Postgres(pool) => {
+            check_agent_id(&agent.agent_id)?;
+            pool.with(|c| crate::postgres::deployer::configure(c, &agent.agent_id, quota, policy, false))
+        }
+    }
+}
+
 /// What `delete_agent_database` removed.
 #[derive(Debug, Clone, Default)]
 pub struct Dropped {
@@ -632,8 +656,28 @@ pub struct Dropped {
     /// Live entries and their bytes when it was deleted (0 when it could not be read).
     pub entries: u64,
     pub used: u64,
-    /// Every file removed, the database first.
+    /// Every file removed, the database first (none on PostgreSQL).
     pub removed: Vec<PathBuf>,
+}
+
+/// `delete_agent_database` on the agent's binding (R-BIND-2). On PostgreSQL the agent's rows go
+/// (entries, audit rows, attempt records: the server keeps nothing of it), so the `memory.drop`
+/// line (actor deployer, the binding named without its password) is written first to this
+/// host's audit file, as on the file; if it cannot be written, nothing is deleted.
+pub fn delete_agent_database_of(agent: &Agent, now: impl Into<CallTime>) -> Result<Dropped> {
+    let Binding::Postgres(pool) = &agent.binding else {
+        return delete_agent_database(&agent.layout, &agent.agent_id, now.into().ms());
+    };
+    let agent_id = agent.agent_id.as_str();
+    check_agent_id(agent_id)?;
+    let now: CallTime = now.into();
+    let Some(usage) = crate::inspect::inspect(agent, &now)? else { return Ok(Dropped::default()) };
+    let reason = format!("the agent's memory was deleted: its rows on {} ({} entries, {} bytes)", agent.shown(), usage.entries, usage.used);
+    let mut batch = AuditBatch::new(agent_id, now.ms());
+    batch.record_drop(Actor::Deployer, &reason, Some(usage.used));
+    batch.flush_audit(&agent.layout)?;
+    let entries = pool.with(|c| crate::postgres::deployer::drop_agent(c, agent_id))?;
+    Ok(Dropped { existed: entries.is_some(), entries: entries.unwrap_or(0), used: usage.used, removed: Vec::new() })
 }
 
 /// Deletes an agent's memory as a whole (the deployer's `rotifer agent delete`): its database
@@ -751,10 +795,27 @@ pub fn delete_agent_memory_matching(
     key_prefix: Option<&Arg>,
     now: impl Into<CallTime>,
 ) -> Result<u64> {
+    let target = doomed(key, category, key_prefix)?;
+    check_agent_id(agent_id)?;
+    let Some(store) = AgentStore::open(layout, agent_id, IfMissing::Skip)? else {
+        return match target {
+            Doomed::Key(key) => Err(no_such_key(&key, agent_id)),
+            Doomed::Matching { .. } => Ok(0),
+        };
+    };
+    delete_in_store(&store, agent_id, target, now)
+}
+
+fn no_such_key(key: &str, agent_id: &str) -> MemoryError {
+    MemoryError::not_found(format!("no entry with key {key:?} in agent {agent_id:?}"))
+}
+
+/// What the deployer's delete was told, checked (one implementation for every binding).
+fn doomed(key: Option<&Arg>, category: Option<&Arg>, key_prefix: Option<&Arg>) -> Result<Doomed> {
     fn given(a: Option<&Arg>) -> Option<&Arg> {
         a.filter(|a| !matches!(a, Arg::Undefined))
     }
-    let target = match (given(key), given(category), given(key_prefix)) {
+    Ok(match (given(key), given(category), given(key_prefix)) {
         (Some(k), None, None) => Doomed::Key(parse_key(k)?),
         (None, None, None) | (Some(_), _, _) => {
             return Err(MemoryError::invalid("give exactly one of: key (alone), or category and/or keyPrefix, to say what to delete"))
@@ -768,21 +829,37 @@ pub fn delete_agent_memory_matching(
             };
             Doomed::Matching { category: c.map(parse_category).transpose()?, key_prefix }
         }
+    })
+}
+
+/// `delete_agent_memory_matching` on the agent's binding (R-BIND-2): the same checks and
+/// messages; on PostgreSQL one server function, its lines audited there with actor deployer.
+pub fn delete_agent_memory_of(agent: &Agent, key: Option<&Arg>, category: Option<&Arg>, key_prefix: Option<&Arg>, now: impl Into<CallTime>) -> Result<u64> {
+    let Binding::Postgres(pool) = &agent.binding else {
+        return delete_agent_memory_matching(&agent.layout, &agent.agent_id, key, category, key_prefix, now);
     };
-    check_agent_id(agent_id)?;
-    let Some(store) = AgentStore::open(layout, agent_id, IfMissing::Skip)? else {
-        return match target {
-            Doomed::Key(key) => Err(MemoryError::not_found(format!("no entry with key {key:?} in agent {agent_id:?}"))),
-            Doomed::Matching { .. } => Ok(0),
-        };
+    let target = doomed(key, category, key_prefix)?;
+    check_agent_id(&agent.agent_id)?;
+    let now: CallTime = now.into();
+    use crate::postgres::deployer::{delete, Selection};
+    let selection = match &target {
+        Doomed::Key(k) => Selection::Key(k),
+        Doomed::Matching { category, key_prefix } => Selection::Matching { category: *category, key_prefix: key_prefix.as_deref() },
     };
+    match pool.with(|c| delete(c, &agent.agent_id, &selection, now.given()))? {
+        Some(n) => Ok(n),
+        None => Err(no_such_key(if let Doomed::Key(k) = &target { k } else { "" }, &agent.agent_id)),
+    }
+}
+
+fn delete_in_store(store: &AgentStore, agent_id: &str, target: Doomed, now: impl Into<CallTime>) -> Result<u64> {
     let now: CallTime = now.into();
     let delete = |tx: &mut crate::storage::store::Tx<'_, '_>| -> Result<u64> {
         // Key, category and size: all a deletion needs (values are never loaded).
         let doomed: Vec<(String, Category, u64)> = match &target {
             Doomed::Key(key) => match load_entry(tx.conn, key)? {
                 Some(e) => vec![(e.entry.key, e.entry.category, e.size)],
-                None => return Err(MemoryError::not_found(format!("no entry with key {key:?} in agent {agent_id:?}"))),
+                None => return Err(no_such_key(key, agent_id)),
             },
             Doomed::Matching { category, key_prefix } => {
                 let (from, to) = key_range(key_prefix.as_deref());

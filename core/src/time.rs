@@ -49,6 +49,12 @@ impl CallTime {
         CallTime { ms: std::cell::Cell::new(None), fixed: false }
     }
 
+    /// The test clock's reading, if one was given; `None` for the system clock (a binding with
+    /// a clock of its own, PostgreSQL's, then takes that one, R-BIND-5).
+    pub fn given(&self) -> Option<i64> {
+        if self.fixed { self.ms.get() } else { None }
+    }
+
     pub fn ms(&self) -> i64 {
         match self.ms.get() {
             Some(ms) => ms,

@@ -208,7 +208,7 @@ fn entry_of_json(v: &serde_json::Value) -> Result<Entry> {
     })
 }
 
-fn entry_of(row: &Row) -> Result<Entry> {
+pub(crate) fn entry_of(row: &Row) -> Result<Entry> {
     let bad = |what: &str| MemoryError::storage(format!("the PostgreSQL binding answered an entry with a bad {what}"));
     let scope = |name: &str| -> Result<Scope> {
         let s: String = row.get(name);

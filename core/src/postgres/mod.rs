@@ -5,5 +5,6 @@
 
 pub mod calls;
 pub mod client;
+pub mod deployer;
 pub mod setup;
 mod tls;

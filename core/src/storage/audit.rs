@@ -67,7 +67,7 @@ struct Line<'a> {
     ts: String,
     #[serde(rename = "agentId")]
     agent_id: &'a str,
-    action: &'static str,
+    action: &'a str,
     /// The transaction of a change (R-AUD-6): the agent's write sequence number it commits
     /// (`last_seq` once it has). A reader tells a change that committed from one that did not
     /// by that number (`audit_log::committed`); refusals, which change nothing, have none.
@@ -85,7 +85,7 @@ struct Line<'a> {
     key_bytes: Option<u64>,
     #[serde(rename = "entryId")]
     entry_id: Option<String>,
-    category: Option<&'static str>,
+    category: Option<&'a str>,
     size: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     op: Option<&'a str>,
@@ -582,6 +582,75 @@ fn shorten_key(key: &str) -> std::borrow::Cow<'_, str> {
         end -= 1;
     }
     format!("{}…", &key[..end]).into()
+}
+
+/// An audit row of the PostgreSQL binding (R-BIND-3), as its server functions stored it.
+#[derive(Debug, Clone, Copy)]
+pub struct StoredRow<'a> {
+    pub ts: i64,
+    pub tx: Option<i64>,
+    pub tx_line: Option<u32>,
+    pub action: &'a str,
+    pub actor: Option<&'a str>,
+    pub key: Option<&'a str>,
+    pub category: Option<&'a str>,
+    pub size: Option<u64>,
+    /// A denial's `op`, `code` and `reason`, a rejection's sizes, a trim's figures.
+    pub facts: Option<&'a serde_json::Value>,
+}
+
+/// The line of `row` (no newline), of the shape this module writes to the file (R-AUD-3): the
+/// same fields in the same order, a change line's key cut as `push` cuts it, a refusal's as
+/// `push_refusal` does; facts of no field of the file's lines (a trim's) come last.
+pub fn stored_row_line(agent_id: &str, row: &StoredRow<'_>) -> Vec<u8> {
+    let action = [Action::Create, Action::Update, Action::Delete, Action::Evict, Action::Expire, Action::QuotaReject, Action::AccessDenied, Action::Restore, Action::Drop]
+        .into_iter()
+        .find(|a| a.as_str() == row.action);
+    let refusal = action.is_some_and(|a| !a.is_change());
+    let facts = row.facts.and_then(|f| f.as_object());
+    let text = |name: &str| facts.and_then(|f| f.get(name)).and_then(|v| v.as_str());
+    let number = |name: &str| facts.and_then(|f| f.get(name)).and_then(|v| v.as_u64());
+    let cut_change = row.key.filter(|_| !refusal).and_then(fit_change_key);
+    let cut_refusal = row.key.filter(|_| refusal).map(shorten_key);
+    let line = Line {
+        ts: format_ms(row.ts),
+        agent_id,
+        action: row.action,
+        tx: row.tx,
+        tx_line: row.tx_line,
+        actor: row.actor,
+        key: cut_change.as_deref().or(cut_refusal.as_deref()).or(row.key),
+        key_bytes: cut_change.as_ref().and(row.key).map(|k| k.len() as u64),
+        entry_id: row.key.map(|k| entry_id(agent_id, k)),
+        category: row.category,
+        size: row.size,
+        op: text("op"),
+        code: text("code"),
+        reason: text("reason"),
+        quota: number("quota"),
+        used: number("used"),
+        evictable: number("evictable"),
+        needed: number("needed"),
+        count: number("count"),
+        since: text("since").map(str::to_string),
+    };
+    let mut out = Vec::with_capacity(256);
+    write_json_line(&mut out, &line);
+    out.pop(); // the newline
+    const KNOWN: [&str; 10] = ["op", "code", "reason", "quota", "used", "evictable", "needed", "count", "since", "size"];
+    if let Some(f) = facts {
+        for (name, value) in f.iter().filter(|(n, _)| !KNOWN.contains(&n.as_str())) {
+            out.pop(); // the closing brace
+            out.push(b',');
+            let start = out.len();
+            let _ = serde_json::to_writer(&mut out, name);
+            out.push(b':');
+            let _ = serde_json::to_writer(&mut out, value);
+            escape_line_separators(&mut out, start);
+            out.push(b'}');
+        }
+    }
+    out
 }
 
 fn write_json_line<T: Serialize>(out: &mut Vec<u8>, value: &T) {
