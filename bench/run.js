@@ -12,7 +12,8 @@
 // (into docs/ after a full run; with --quick only where --charts says). Sections: main, evict,
 // open, growth, wal, concurrency, memory, gene (bench/gene-start.js), startup (bench/startup.js),
 // sandbox (bench/sandbox.js),
-// testmem (bench/test-memory.js), cli (bench/cli-scale.js), and with --before DIR (a
+// testmem (bench/test-memory.js), cli (bench/cli-scale.js), pg (bench/pg.js: the PostgreSQL
+// binding against a hand-written PostgreSQL store), and with --before DIR (a
 // built checkout of an earlier version) before (bench/before.js). Exits 0 whether targets
 // are met or not; non-zero only if the benchmark itself failed.
 
@@ -31,6 +32,7 @@ const { sandboxSection } = require('./sandbox')
 const { beforeSection } = require('./before')
 const { testMemorySection } = require('./test-memory')
 const { cliSection } = require('./cli-scale')
+const { pgSection } = require('./pg')
 
 const MiB = 1024 * 1024
 const BIG_QUOTA = 1024 * MiB
@@ -66,7 +68,7 @@ const QUICK = {
   memory: { runs: 1, entries: 64, valueBytes: 65_000 },
 }
 
-const SECTIONS = ['main', 'evict', 'open', 'growth', 'wal', 'concurrency', 'memory', 'gene', 'startup', 'sandbox', 'testmem', 'cli', 'before']
+const SECTIONS = ['main', 'evict', 'open', 'growth', 'wal', 'concurrency', 'memory', 'gene', 'startup', 'sandbox', 'testmem', 'cli', 'pg', 'before']
 
 function parseArgs(argv) {
   const o = { quick: false, out: null, only: SECTIONS, clock: 'wall', charts: undefined, before: null }
@@ -697,6 +699,12 @@ function report(out) {
     text += `\nSystem calls per update, by name (at least 0.5 per update on one side; ${fmtN(wal.count)} updates, checkpoints included):\n\n`
     text += table(['system call', 'ours', 'lean', 'schema copy'], rows) + '\n'
   }
+  if (out.pg?.skipped) text += `\nPostgreSQL rows skipped: ${out.pg.skipped}.\n`
+  if (out.pg?.perCall) {
+    const rows = out.pg.perCall.map((p) => [p.op, fmtUs(p.sqliteUs), fmtUs(p.pgUs), fmtUs(p.plainUs)])
+    text += `\nWhat a call costs on each binding (wall time per call; ${out.pg.server}, loopback TCP):\n\n`
+    text += table(['call', 'SQLite binding', 'PostgreSQL binding', 'hand-written PostgreSQL'], rows) + '\n'
+  }
   const met = out.rows.filter((r) => r.verdict === 'met').length
   const missed = out.rows.filter((r) => r.verdict === 'MISSED').map((r) => r.id)
   text += `\n${met} of ${out.rows.filter((r) => r.verdict !== 'info').length} targets met` + (missed.length ? `; missed: ${missed.join(', ')}` : '') + '\n'
@@ -770,6 +778,7 @@ async function main() {
     if (opts.only.includes('sandbox')) await sandboxSection(cfg, tmp, out, progress)
     if (opts.only.includes('testmem')) await testMemorySection(cfg, tmp, out, { progress, timeRow })
     if (opts.only.includes('cli')) await cliSection(cfg, tmp, out, progress)
+    if (opts.only.includes('pg')) await pgSection(cfg, tmp, out, { progress, timeRow })
     if (opts.only.includes('before') && opts.before) await beforeSection(cfg, tmp, out, opts.before, progress, timeRow)
   } finally {
     cleanup()
