@@ -15,6 +15,8 @@ const RUN = path.join(__dirname, '..', 'bench', 'run.js')
 /** Whether strace runs here: the system-call row is only there when it does. */
 const STRACE = spawnSync('strace', ['-qq', '-o', '/dev/null', 'true']).status === 0
 
+/** Whether PostgreSQL's binaries are here: the bench then measures the PostgreSQL binding too. */
+const PG = Boolean(require('../scripts/pg-cluster.js').findBinary('initdb') && require('../scripts/pg-cluster.js').findBinary('pg_ctl'))
 const EXPECTED_ROWS = [
   'read-hit',
   'read-miss',
@@ -48,6 +50,8 @@ const EXPECTED_ROWS = [
   'cli-list-whole',
   'cli-log-first',
   'cli-log-whole',
+  // The PostgreSQL rows, when this machine has a server to start (bench/pg.js, R-BIND-7).
+  ...(PG ? ['pg-read-hit', 'pg-read-miss', 'pg-query-prefix', 'pg-write-update', 'pg-write-create', 'pg-concurrency-1', 'pg-concurrency-4', 'pg-concurrency-16'] : []),
 ]
 
 /** Whether the sqlite3 command-line tool runs here: the cli rows compare with it only then. */
