@@ -134,7 +134,7 @@ BEGIN
     v_lines := v_lines + 1;
     PERFORM rotifer.audit_row(p_agent, v_now, NULL, NULL, 'memory.access_denied', p_gene, p_key, p_category, v_size,
       jsonb_build_object('op', 'write', 'code', 'MEMORY_ACCESS_DENIED', 'reason', v_reason));
-    PERFORM rotifer.finish(p_agent, v_now, v_tx, v_lines, v_used, a.last_seq, 0);
+    PERFORM rotifer.finish(p_agent, v_now, rotifer.tx_if(v_purged.lines, v_tx), v_lines, v_used, a.last_seq, 0);
     RETURN rotifer.refusal('MEMORY_ACCESS_DENIED', v_reason, NULL);
   END IF;
 
@@ -151,7 +151,7 @@ BEGIN
       v_lines := v_lines + 1;
       PERFORM rotifer.audit_row(p_agent, v_now, NULL, NULL, 'memory.quota_reject', p_gene, p_key, p_category, v_size,
         jsonb_build_object('quota', a.quota, 'used', v_used, 'evictable', v_freed, 'needed', v_need));
-      PERFORM rotifer.finish(p_agent, v_now, v_tx, v_lines, v_used, a.last_seq, 0);
+      PERFORM rotifer.finish(p_agent, v_now, rotifer.tx_if(v_purged.lines, v_tx), v_lines, v_used, a.last_seq, 0);
       RETURN rotifer.refusal('MEMORY_QUOTA_EXCEEDED', NULL,
         jsonb_build_object('size', v_size, 'quota', a.quota));
     END IF;
