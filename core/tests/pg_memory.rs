@@ -221,3 +221,23 @@ fn r_bind_1_a_handle_follows_the_agent_record_and_refuses_a_bad_url() {
     assert!(!bad.message.contains("hunter2"), "{}", bad.message);
     assert_eq!(err_code(GeneOptions::parse(&obj(&[("agentId", s(AGENT)), ("url", Arg::Number(1.0))]), &[])), ErrorCode::InvalidInput);
 }
+
+#[test]
+fn r_acc_6_an_entry_of_a_gene_without_a_domain_admits_no_other_gene_by_domain() {
+    let Some(root) = admin_url() else { return };
+    let db = Db::new(&root, "mem");
+    let project = Project::new("pg-memory-domainless");
+    let open = |url: &str, g: char, domain: Option<&str>| {
+        GeneMemory::open(GeneOptions { agent_id: Some(AGENT.into()), gene_id: Some(gene(g)), domain: domain.map(str::to_string), root: Some(project.0.to_string_lossy().into()), url: Some(url.into()) }).unwrap()
+    };
+    for url in ["sqlite", db.url.as_str()] {
+        open(url, 'd', None).write(&s("mine"), v("v"), &s("CONTEXT"), &Arg::Undefined, &Arg::Undefined, T0).unwrap();
+        for (g, domain) in [('e', Some("text")), ('f', None)] {
+            let other = open(url, g, domain);
+            assert_eq!(err_code(other.read(&s("mine"), &Arg::Undefined, T0 + 1)), ErrorCode::AccessDenied, "{url} {domain:?}");
+            assert_eq!(err_code(other.delete(&s("mine"), T0 + 1)), ErrorCode::AccessDenied, "{url} {domain:?}");
+            assert_eq!(err_code(other.write(&s("mine"), v("w"), &s("CONTEXT"), &Arg::Undefined, &Arg::Undefined, T0 + 1)), ErrorCode::AccessDenied);
+            assert_eq!(other.query(&Arg::Undefined, T0 + 1).unwrap().len(), 0);
+        }
+    }
+}

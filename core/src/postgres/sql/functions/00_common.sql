@@ -60,15 +60,16 @@ RETURNS bigint LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $
   END
 $$;
 
--- R-ACC table, R-ACC-6.
+-- R-ACC table, R-ACC-6. Never NULL: a creator with no domain (NULL) admits no other gene by
+-- domain, and `IF NOT admits(…)` must not read a NULL as "not refused".
 CREATE OR REPLACE FUNCTION rotifer.admits(p_scope text, p_created_by text, p_creator_domain text, p_gene text, p_domain text)
 RETURNS boolean LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
-  SELECT CASE p_scope
+  SELECT coalesce(CASE p_scope
     WHEN 'CREATOR_GENE_ONLY' THEN p_gene = p_created_by
-    WHEN 'SAME_DOMAIN' THEN p_gene = p_created_by OR (p_domain IS NOT NULL AND p_domain = p_creator_domain)
+    WHEN 'SAME_DOMAIN' THEN p_gene = p_created_by OR (p_domain IS NOT NULL AND p_creator_domain IS NOT NULL AND p_domain = p_creator_domain)
     WHEN 'ALL_GENES' THEN true
     ELSE false
-  END
+  END, false)
 $$;
 
 CREATE OR REPLACE FUNCTION rotifer.denial_reason(p_op text, p_which text, p_scope text) RETURNS text
@@ -101,10 +102,13 @@ DECLARE
 BEGIN
   lines := 0;
   freed := 0;
+  -- Oldest expiry first, ties in write order (R-RET-4): the audit's order, as on the file.
   FOR r IN
-    DELETE FROM rotifer.entries WHERE agent_id = p_agent AND expires_at IS NOT NULL AND expires_at <= p_now
-    RETURNING key, category, size, seq
+    SELECT key, category, size FROM rotifer.entries
+    WHERE agent_id = p_agent AND expires_at IS NOT NULL AND expires_at <= p_now
+    ORDER BY expires_at, seq
   LOOP
+    DELETE FROM rotifer.entries WHERE agent_id = p_agent AND key = r.key;
     lines := lines + 1;
     freed := freed + r.size;
     PERFORM rotifer.audit_row(p_agent, p_now, p_tx, p_line + lines, 'memory.expire', NULL, r.key, r.category, r.size, NULL);

@@ -35,9 +35,13 @@ DECLARE
   v_ret_set boolean; v_ret_days integer; v_ret_auto boolean; v_ret_anon boolean;
   v_reason text;
   v_victim record;
+  v_floor bigint;
 BEGIN
   a := rotifer.lock_agent(p_agent, true);
   v_now := rotifer.clock_ms(p_now);
+  -- R-ENT-4: no time before the latest one stored when the call began (as on the file: the
+  -- latest of the entries there are, before this call purges or evicts any).
+  SELECT max(updated_at) INTO v_floor FROM rotifer.entries WHERE agent_id = p_agent;
   v_tx := a.last_tx + 1;
   v_used := a.used_bytes;
 
@@ -171,7 +175,7 @@ BEGIN
   END IF;
 
   -- The entry (R-ENT-4: its time never before the latest stored, nor before what it replaces).
-  v_time := greatest(v_now, a.last_ms);
+  v_time := greatest(v_now, coalesce(v_floor, v_now));
   v_lines := v_lines + 1;
   IF v_exists THEN
     v_time := greatest(v_time, old.updated_at, old.created_at);
