@@ -109,7 +109,11 @@ impl GeneOptions {
 struct Target {
     layout: Layout,
     agent_id: String,
-    storage: Storage,
+    /// The `url` option, if given (R-BIND-1: first in the order).
+    url: Option<String>,
+    /// Chosen at the first call, so that a broken source of the choice fails calls, not
+    /// construction.
+    storage: OnceLock<Storage>,
     /// Whether this handle made a read: its first one looks for changes to the database itself
     /// (`Look::Now`), later ones may rely on a recent look (`Look::Recent`).
     read_before: AtomicBool,
@@ -123,8 +127,19 @@ enum Storage {
 }
 
 impl Target {
+    fn storage(&self) -> Result<&Storage> {
+        if let Some(s) = self.storage.get() {
+            return Ok(s);
+        }
+        let chosen = match crate::binding::choose_url(&self.layout, &self.agent_id, self.url.as_deref())? {
+            None => Storage::Sqlite(OnceLock::new()),
+            Some(url) => Storage::Postgres(crate::binding::pool(&url)?),
+        };
+        Ok(self.storage.get_or_init(|| chosen))
+    }
+
     fn store(&self) -> Result<&Arc<AgentStore>> {
-        let Storage::Sqlite(store) = &self.storage else {
+        let Storage::Sqlite(store) = self.storage()? else {
             return Err(MemoryError::storage("this memory is on PostgreSQL, not in a file"));
         };
         if let Some(s) = store.get() {
@@ -154,30 +169,25 @@ pub struct GeneMemory {
 }
 
 impl GeneMemory {
-    /// The memory of `o.agent_id` on the binding R-BIND-1 chooses; a bad URL, or a source of
-    /// the choice that cannot be read, is refused here.
+    /// The memory of `o.agent_id`, on the binding R-BIND-1 chooses at the first call.
     pub fn open(o: GeneOptions) -> Result<GeneMemory> {
         let target = match o.agent_id {
-            Some(agent_id) => {
-                let agent = Agent::open(Layout::resolve(o.root.as_deref())?, &agent_id, o.url.as_deref())?;
-                let storage = match agent.binding {
-                    Binding::Sqlite => Storage::Sqlite(OnceLock::new()),
-                    Binding::Postgres(pool) => Storage::Postgres(pool),
-                };
-                Some(Target { layout: agent.layout, agent_id, storage, read_before: AtomicBool::new(false) })
-            }
+            Some(agent_id) => Some(Target {
+                layout: Layout::resolve(o.root.as_deref())?,
+                agent_id,
+                url: o.url,
+                storage: OnceLock::new(),
+                read_before: AtomicBool::new(false),
+            }),
             None => None,
         };
         Ok(GeneMemory::with(target, Self::gene(o.gene_id, o.domain)))
     }
 
     fn with(target: Option<Target>, gene: Option<Gene>) -> GeneMemory {
-        // On PostgreSQL every refusal is a row of the server's audit, bounded as the audit is
-        // (R-BIND-3): no local summary lines.
-        let denials = target
-            .as_ref()
-            .filter(|t| matches!(t.storage, Storage::Sqlite(_)))
-            .map(|t| DenialLog::new(t.layout.clone(), &t.agent_id, gene.as_ref().map(|g| g.id.as_str())));
+        // Used on the file only: on PostgreSQL every refusal is a row of the server's audit,
+        // bounded as the audit is (R-BIND-3).
+        let denials = target.as_ref().map(|t| DenialLog::new(t.layout.clone(), &t.agent_id, gene.as_ref().map(|g| g.id.as_str())));
         GeneMemory { target, gene, denials }
     }
 
@@ -185,7 +195,7 @@ impl GeneMemory {
     /// agent, no call).
     fn on_postgres(&self) -> Result<Option<PgMemory<'_>>> {
         let target = self.target.as_ref().ok_or_else(|| MemoryError::denied(NO_AGENT))?;
-        Ok(match &target.storage {
+        Ok(match target.storage()? {
             Storage::Sqlite(_) => None,
             Storage::Postgres(pool) => Some(PgMemory { pool, layout: &target.layout, agent_id: &target.agent_id, gene: self.gene.as_ref() }),
         })
@@ -1120,7 +1130,13 @@ impl TestMemory {
         let store = OnceLock::new();
         let _ = store.set(self.store.clone());
         Ok(GeneMemory::with(
-            Some(Target { layout: self.store.layout.clone(), agent_id: TEST_AGENT_ID.to_string(), storage: Storage::Sqlite(store), read_before: AtomicBool::new(false) }),
+            Some(Target {
+                layout: self.store.layout.clone(),
+                agent_id: TEST_AGENT_ID.to_string(),
+                url: None,
+                storage: OnceLock::from(Storage::Sqlite(store)),
+                read_before: AtomicBool::new(false),
+            }),
             GeneMemory::gene(gene_id, domain),
         ))
     }
