@@ -126,6 +126,13 @@ export interface GeneMemoryOptions {
   domain?: string | null | undefined
   /** Project root holding `.rotifer/`; default: nearest ancestor of the working directory with `rotifer.json`, else the working directory. */
   root?: string | undefined
+  /**
+   * Where the memory lives: a `postgres://` or `postgresql://` URL, or `"sqlite"` for the file.
+   * Default: the agent record's `memoryUrl`, then `ROTIFER_MEMORY_URL`, then `rotifer.json`'s
+   * `memory.url`, else the SQLite file under `root`. On PostgreSQL each call is one round trip
+   * to the server, and blocks the event loop while it lasts, as every call does.
+   */
+  url?: string | undefined
   /** A test clock: milliseconds since the epoch. */
   now?: (() => number) | undefined
 }
