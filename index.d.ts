@@ -479,6 +479,12 @@ export declare function createTestMemory(options?: {
   quota?: string | number | undefined
   dataPolicy?: DataPolicy | undefined
   now?: (() => number) | undefined
+  /**
+   * A `postgres://` URL: the test memory is an agent of its own on that server (set up with
+   * `rotifer binding setup`), dropped by `dispose()`. Default: a SQLite file in a private temporary
+   * folder, whatever `ROTIFER_MEMORY_URL` or `rotifer.json` say.
+   */
+  url?: string | undefined
 }): TestMemory
 
 /** The v2 id `createTestMemory().memory` uses when no `geneId` is given. */

@@ -1080,7 +1080,11 @@ fn test_image(quota: u64, policy: DataPolicy) -> Result<Arc<Vec<u8>>> {
 /// An empty, dedicated memory in a private temporary folder, deleted by `dispose`.
 pub struct TestMemory {
     root: PathBuf,
-    store: Arc<AgentStore>,
+    agent_id: String,
+    /// The file's store; `None` for a test memory on a server (`create_on`).
+    store: Option<Arc<AgentStore>>,
+    /// The server's agent, for a test memory made with a URL.
+    server: Option<Agent>,
     /// Locked while this memory lives (see `sweep_stale_test_memories`).
     _lock: std::fs::File,
 }
@@ -1110,10 +1114,11 @@ impl TestMemory {
             let store = AgentStore::open(&layout, TEST_AGENT_ID, IfMissing::CreateWith(quota, policy))?
                 .ok_or_else(|| MemoryError::storage("test memory could not be created"))?;
             store.make_throwaway()?;
+            write_binding_record(&layout, TEST_AGENT_ID, crate::binding::SQLITE)?;
             Ok(store)
         })();
         match made {
-            Ok(store) => Ok(TestMemory { root, store, _lock: lock }),
+            Ok(store) => Ok(TestMemory { root, agent_id: TEST_AGENT_ID.to_string(), store: Some(store), server: None, _lock: lock }),
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&root);
                 crate::storage::logs::set_without_reserve(&root, false);
@@ -1122,16 +1127,52 @@ impl TestMemory {
         }
     }
 
+    /// An empty test memory on the PostgreSQL server of `url` (R-BIND-1): an agent of its own
+    /// there (`test-` and a unique suffix) with `quota` and `policy`, and a private temporary
+    /// root whose agent record names the server, so that `agentId` and `root` reach it from
+    /// anywhere, as for the file. `dispose` drops the agent's rows.
+    pub fn create_on(url: &str, quota: u64, policy: DataPolicy) -> Result<TestMemory> {
+        let url = crate::binding::parse_url("url", url)?.ok_or_else(|| MemoryError::invalid("url \"sqlite\" is the default test memory: leave url out"))?;
+        let tmp = test_memory_folder(quota)?;
+        sweep_once(&tmp);
+        let (root, lock) = make_test_dir(&tmp)?;
+        let agent_id = format!("test-{}", crate::storage::store::unique_suffix());
+        let made = (|| {
+            let layout = Layout::at(&root);
+            layout.ensure_dirs(true)?;
+            write_binding_record(&layout, &agent_id, &url)?;
+            let agent = Agent::open(layout, &agent_id, Some(&url))?;
+            create_agent_memory_of(&agent, quota, policy)?;
+            Ok(agent)
+        })();
+        match made {
+            Ok(agent) => Ok(TestMemory { root, agent_id, store: None, server: Some(agent), _lock: lock }),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&root);
+                Err(e)
+            }
+        }
+    }
+
+    /// The agent id of this test memory.
+    pub fn agent_id(&self) -> &str {
+        &self.agent_id
+    }
+
     /// A gene's view of this test memory.
     pub fn gene_memory(&self, gene_id: Option<String>, domain: Option<String>) -> Result<GeneMemory> {
         if let Some(d) = &domain {
             check_domain(d)?;
         }
+        let Some(file) = &self.store else {
+            let root = Some(self.root.to_string_lossy().into_owned());
+            return GeneMemory::open(GeneOptions { agent_id: Some(self.agent_id.clone()), gene_id, domain, root, url: None });
+        };
         let store = OnceLock::new();
-        let _ = store.set(self.store.clone());
+        let _ = store.set(file.clone());
         Ok(GeneMemory::with(
             Some(Target {
-                layout: self.store.layout.clone(),
+                layout: file.layout.clone(),
                 agent_id: TEST_AGENT_ID.to_string(),
                 url: None,
                 storage: OnceLock::from(Storage::Sqlite(store)),
@@ -1147,10 +1188,27 @@ impl TestMemory {
 
     /// Closes the memory and deletes its folder; later calls fail with `MEMORY_STORAGE_ERROR`.
     pub fn dispose(&self) {
-        self.store.close();
+        if let Some(store) = &self.store {
+            store.close();
+        }
+        if let Some(Agent { binding: Binding::Postgres(pool), agent_id, .. }) = &self.server {
+            let _ = pool.with(|c| crate::postgres::deployer::drop_agent(c, agent_id));
+        }
         let _ = std::fs::remove_dir_all(&self.root);
         crate::storage::logs::set_without_reserve(&self.root, false);
     }
+}
+
+/// The agent record of a test memory's root, naming its binding (`url`: a URL or `sqlite`), so
+/// that a handle opened by agent id and root reaches it whatever the environment says
+/// (R-BIND-1: the record comes before `ROTIFER_MEMORY_URL`). Private: it may hold a password.
+fn write_binding_record(layout: &Layout, agent_id: &str, url: &str) -> Result<()> {
+    let dir = layout.root.join(".rotifer").join("agents");
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).map_err(|e| crate::error::storage(&dir, e))?;
+    let path = dir.join(format!("{agent_id}.json"));
+    let mut file = crate::storage::files::create_private_file(&path).map_err(|e| crate::error::storage(&path, e))?;
+    let record = serde_json::json!({ "id": agent_id, "memoryUrl": url });
+    std::io::Write::write_all(&mut file, record.to_string().as_bytes()).map_err(|e| crate::error::storage(&path, e))
 }
 
 // ---------------------------------------------------------------------------------------------
