@@ -35,15 +35,22 @@ DECLARE
   v_end text;
   r record;
 BEGIN
-  a := rotifer.lock_agent(p_agent, true);
+  -- A query changes nothing unless something has expired (the purge comes first) or the caller
+  -- must be denied (the denial is recorded): only then does it take the agent's lock.
   v_now := rotifer.clock_ms(p_now);
-  IF NOT rotifer.valid_gene(p_gene) THEN
-    RETURN NEXT rotifer.deny_unidentified(p_agent, v_now, NULL, 'query', a);
-    RETURN;
-  END IF;
-  IF EXISTS (SELECT 1 FROM rotifer.entries WHERE agent_id = p_agent AND expires_at <= v_now) THEN
-    v_purged := rotifer.purge(p_agent, v_now, a.last_tx + 1, 0);
-    PERFORM rotifer.finish(p_agent, v_now, a.last_tx + 1, v_purged.lines, a.used_bytes - v_purged.freed, a.last_seq, 0);
+  IF NOT (rotifer.valid_gene(p_gene)
+          AND EXISTS (SELECT 1 FROM rotifer.agents WHERE agent_id = p_agent)
+          AND NOT EXISTS (SELECT 1 FROM rotifer.entries WHERE agent_id = p_agent AND expires_at <= v_now)) THEN
+    a := rotifer.lock_agent(p_agent, true);
+    v_now := rotifer.clock_ms(p_now);
+    IF NOT rotifer.valid_gene(p_gene) THEN
+      RETURN NEXT rotifer.deny_unidentified(p_agent, v_now, NULL, 'query', a);
+      RETURN;
+    END IF;
+    IF EXISTS (SELECT 1 FROM rotifer.entries WHERE agent_id = p_agent AND expires_at <= v_now) THEN
+      v_purged := rotifer.purge(p_agent, v_now, a.last_tx + 1, 0);
+      PERFORM rotifer.finish(p_agent, v_now, a.last_tx + 1, v_purged.lines, a.used_bytes - v_purged.freed, a.last_seq, 0);
+    END IF;
   END IF;
   IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 1000
      OR (p_category IS NOT NULL AND p_category NOT IN ('CACHE', 'PATTERN', 'CONTEXT', 'PREFERENCE'))

@@ -12,6 +12,26 @@ DECLARE
   v_purged record;
   v_reason text;
 BEGIN
+  -- Most reads change nothing: nothing of the agent has expired, and the reader already is the
+  -- entry's last accessor (or there is no entry). Those take no lock and write nothing, as on
+  -- the file; any other read takes the agent's lock below and is judged again there. (Between
+  -- the two statements another host may commit a change, but not an entry already expired.)
+  IF rotifer.valid_gene(p_gene) AND p_key IS NOT NULL AND octet_length(p_key) BETWEEN 1 AND 1024
+     AND (p_category IS NULL OR p_category IN ('CACHE', 'PATTERN', 'CONTEXT', 'PREFERENCE'))
+     AND (p_domain IS NULL OR p_domain ~ '^[a-z0-9]+(\.[a-z0-9]+)*$') THEN
+    v_now := rotifer.clock_ms(p_now);
+    IF EXISTS (SELECT 1 FROM rotifer.agents WHERE agent_id = p_agent)
+       AND NOT EXISTS (SELECT 1 FROM rotifer.entries WHERE agent_id = p_agent AND expires_at <= v_now) THEN
+      SELECT * INTO e FROM rotifer.entries WHERE agent_id = p_agent AND key = p_key;
+      IF NOT FOUND OR (p_category IS NOT NULL AND e.category <> p_category) THEN
+        RETURN ROW('none', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)::rotifer.call_result;
+      END IF;
+      IF e.last_accessed_by = p_gene AND rotifer.admits(e.read_scope, e.created_by, e.creator_domain, p_gene, p_domain) THEN
+        RETURN rotifer.answer(e);
+      END IF;
+    END IF;
+  END IF;
+
   a := rotifer.lock_agent(p_agent, true);
   v_now := rotifer.clock_ms(p_now);
   v_tx := a.last_tx + 1;
