@@ -241,3 +241,24 @@ fn r_acc_6_an_entry_of_a_gene_without_a_domain_admits_no_other_gene_by_domain() 
         }
     }
 }
+
+#[test]
+fn r_bind_5_reads_on_the_servers_clock_answer_as_on_the_file() {
+    let Some(root) = admin_url() else { return };
+    let db = Db::new(&root, "mem");
+    let project = Project::new("pg-memory-clock");
+    let system = rotifer_memory_core::time::CallTime::system;
+    let a = pair(&project, &db, Some(gene('a')), "d");
+    let b = pair(&project, &db, Some(gene('b')), "d");
+    same("write", &a, |m| m.write(&s("k"), v("v"), &s("CONTEXT"), &Arg::Undefined, &Arg::Undefined, system()).map(|e| e.key));
+    for round in 0..3 {
+        let seen = same("b reads", &b, |m| m.read(&s("k"), &Arg::Undefined, system()).map(|e| e.map(|e| (e.last_accessed_by, e.value))));
+        assert!(seen.contains(&gene('b')), "round {round}: {seen}");
+        same("a reads", &a, |m| m.read(&s("k"), &Arg::Undefined, system()).map(|e| e.map(|e| e.last_accessed_by)));
+        same("missing", &a, |m| m.read(&s("none"), &Arg::Undefined, system()));
+        same("other category", &a, |m| m.read(&s("k"), &s("CACHE"), system()));
+    }
+    let pg = Agent::open(project.layout(), AGENT, Some(&db.url)).unwrap();
+    let file = Agent::open(project.layout(), AGENT, Some("sqlite")).unwrap();
+    assert_eq!(log(&pg).len(), log(&file).len(), "reads changed nothing the audit records");
+}
