@@ -400,6 +400,10 @@ describe('agent create --memory-url and the binding shown (R-BIND-1)', { skip },
     assert.equal(listed[0].memory.quota, 3 * 1024 * 1024)
   })
 
+})
+
+// These need no server: a URL nothing listens on, or none at all.
+describe('bindings named by the record and the environment, without a server (R-BIND-1)', () => {
   test('--memory-url sqlite keeps the agent on the file whatever the environment says', (t) => {
     const root = makeProject(t)
     addGene(root, 'probe', { 'index.js': PROBE })
