@@ -50,7 +50,7 @@ export declare class NativeGeneMemory {
 
 /** A test memory's folder and lifetime; `createTestMemory` in `index.js` wraps it. */
 export declare class NativeTestMemory {
-  /** `{ quota?, dataPolicy? }`; the JS side handles `geneId`, `domain` and `now`. */
+  /** `{ quota?, dataPolicy?, url? }`; the JS side handles `geneId`, `domain` and `now`. */
   constructor(options: JsAny)
   /** The temporary project root that holds this memory. */
   get root(): string

@@ -126,6 +126,13 @@ export interface GeneMemoryOptions {
   domain?: string | null | undefined
   /** Project root holding `.rotifer/`; default: nearest ancestor of the working directory with `rotifer.json`, else the working directory. */
   root?: string | undefined
+  /**
+   * Where the memory lives: a `postgres://` or `postgresql://` URL, or `"sqlite"` for the file.
+   * Default: the agent record's `memoryUrl`, then `ROTIFER_MEMORY_URL`, then `rotifer.json`'s
+   * `memory.url`, else the SQLite file under `root`. On PostgreSQL each call is one round trip
+   * to the server, and blocks the event loop while it lasts, as every call does.
+   */
+  url?: string | undefined
   /** A test clock: milliseconds since the epoch. */
   now?: (() => number) | undefined
 }
@@ -472,6 +479,12 @@ export declare function createTestMemory(options?: {
   quota?: string | number | undefined
   dataPolicy?: DataPolicy | undefined
   now?: (() => number) | undefined
+  /**
+   * A `postgres://` URL: the test memory is an agent of its own on that server (set up with
+   * `rotifer binding setup`), dropped by `dispose()`. Default: a SQLite file in a private temporary
+   * folder, whatever `ROTIFER_MEMORY_URL` or `rotifer.json` say.
+   */
+  url?: string | undefined
 }): TestMemory
 
 /** The v2 id `createTestMemory().memory` uses when no `geneId` is given. */

@@ -11,7 +11,7 @@ const { spawn, spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 const memory = require('../index.js')
-const { BIN, makeProject, addGene, PROBE } = require('./cli-harness')
+const { BIN, makeProject, addGene, PROBE, steps } = require('./cli-harness')
 const { unavailable, ok, database } = require('./pg/server')
 
 const skip = unavailable() || false
@@ -386,6 +386,13 @@ describe('agent create --memory-url and the binding shown (R-BIND-1)', { skip },
     assert.equal(recordOf(root, id).memoryQuota, 3 * 1024 * 1024)
     assert.equal(fs.statSync(file).mode & 0o777, 0o600)
     assert.equal(ok(s.admin, `SELECT quota FROM rotifer.agents WHERE agent_id = ${lit(id)}`), String(3 * 1024 * 1024), 'the server has the new quota')
+
+    // The agent's genes write there too, and the deployer's commands read it back.
+    const ran = jsonOf(root, {}, 'agent', 'run', 'remote', '--input', steps([{ write: 'run/k', value: 'v', category: 'CONTEXT' }]))
+    assert.deepEqual(ran.results, [[{ wrote: 'run/k' }]])
+    assert.equal(ok(s.admin, `SELECT string_agg(key, ',') FROM rotifer.entries WHERE agent_id = ${lit(id)}`), 'run/k')
+    assert.deepEqual(jsonOf(root, {}, 'agent', 'memory', 'list', 'remote', '--json').map((e) => e.key), ['run/k'])
+    assert.equal(fs.existsSync(path.join(root, '.rotifer', 'memory', `${id}.db`)), false, 'still no SQLite file')
 
     const show = jsonOf(root, {}, 'agent', 'show', 'remote', '--json')
     assert.equal(show.binding, s.shown)

@@ -195,18 +195,24 @@ pub struct NativeTestMemory {
 
 #[napi]
 impl NativeTestMemory {
-    /// `{ quota?, dataPolicy? }`; the JS side handles `geneId`, `domain` and `now`.
+    /// `{ quota?, dataPolicy?, url? }`; the JS side handles `geneId`, `domain` and `now`.
     #[napi(constructor)]
     pub fn new(options: JsAny) -> Result<Self, String> {
         guard(|| {
             let arg = options.to_arg()?;
             let arg = if arg.is_absent() { Arg::Object(vec![]) } else { arg };
-            let fields = rotifer_memory_core::model::option_fields("options", &arg, &["geneId", "domain", "quota", "dataPolicy", "now"])?;
+            let fields = rotifer_memory_core::model::option_fields("options", &arg, &["geneId", "domain", "quota", "dataPolicy", "now", "url"])?;
             let get = |n: &str| fields.iter().find(|f| f.0 == n).map(|f| f.1);
             let quota = parse_quota_arg(get("quota"))?;
             let policy = parse_data_policy(get("dataPolicy").unwrap_or(&Arg::Undefined))?;
             check_test_gene_id(get("geneId").unwrap_or(&Arg::Undefined))?;
-            Ok(NativeTestMemory { inner: TestMemory::create(quota, policy)? })
+            let inner = match get("url") {
+                None | Some(Arg::Undefined) | Some(Arg::Null) => TestMemory::create(quota, policy)?,
+                Some(Arg::Str(url)) if url == rotifer_memory_core::binding::SQLITE => TestMemory::create(quota, policy)?,
+                Some(Arg::Str(url)) => TestMemory::create_on(url, quota, policy)?,
+                Some(other) => return Err(MemoryError::invalid(format!("url must be a postgres:// URL or \"sqlite\", not {}", other.kind()))),
+            };
+            Ok(NativeTestMemory { inner })
         })
     }
 
@@ -223,8 +229,8 @@ impl NativeTestMemory {
     }
 
     #[napi(getter)]
-    pub fn agent_id(&self) -> &'static str {
-        rotifer_memory_core::memory::TEST_AGENT_ID
+    pub fn agent_id(&self) -> String {
+        self.inner.agent_id().to_string()
     }
 
     #[napi]

@@ -78,7 +78,7 @@ impl NativeWasmGene {
                 input.as_bytes(),
                 rotifer_memory_sandbox::RunOptions {
                     gene_name: options.gene_name,
-                    memory: GeneOptions { agent_id: options.agent_id, gene_id: options.gene_id, domain: options.domain, root: options.root },
+                    memory: GeneOptions { agent_id: options.agent_id, gene_id: options.gene_id, domain: options.domain, root: options.root, url: None },
                     deadline_ms: options.deadline.map(|d| d.ceil() as i64),
                     fuel: options.fuel.max(0.0) as u64,
                     context,

@@ -224,6 +224,8 @@ class Model {
     this.audit = []
     this.telemetry = []
     this.telemetryOn = true
+    /** Whether a handle folds repeated refusals into counts (the file; not PostgreSQL's rows). */
+    this.refusalsBounded = true
     /** Gene handle → its refusal bound: { full, last, counted } */
     this.refusals = new Map()
   }
@@ -285,6 +287,7 @@ class Model {
     let log = this.refusals.get(h.handle)
     if (!log) this.refusals.set(h.handle, (log = { full: 0, last: null, counted: [] }))
     const what = JSON.stringify([action, op, code, key])
+    if (!this.refusalsBounded) return writeLine()
     if (log.full < FULL_REFUSAL_LINES && log.last !== what) {
       log.full++
       log.last = what

@@ -49,6 +49,30 @@ function outcome(fn) {
   }
 }
 
+/**
+ * The server's audit rows of every agent appended since the last call, as lines (R-BIND-3):
+ * each committed, in order. One call touches one agent, so their order across agents is moot.
+ */
+function serverAudit(root, url) {
+  const readers = new Map()
+  return () => {
+    const out = []
+    for (const agentId of AGENTS) {
+      if (!readers.has(agentId)) readers.set(agentId, memory.openAgentAuditLog({ agentId, root, url, follow: true }))
+      const reader = readers.get(agentId)
+      reader.poll()
+      for (let page; (page = reader.next()); ) {
+        for (const l of page) {
+          assert.equal(l.committed, true, 'every row on the server committed')
+          delete l.committed
+          out.push(l)
+        }
+      }
+    }
+    return out
+  }
+}
+
 /** Reads the whole lines appended to a JSON-lines file since the last call. */
 function lineReader(file) {
   let offset = 0
@@ -182,21 +206,73 @@ function checkStoredState(root, model) {
 }
 
 /**
+ * The stored state of every agent on PostgreSQL against the model, read by the database's
+ * owner (`admin`, a psql connection string). Entry `seq` numbers are the server's own: only the
+ * order they give is compared.
+ */
+function checkServerState(admin, model) {
+  const { ok } = require('../pg/server')
+  const lit = (s) => `'${String(s).replace(/'/g, "''")}'`
+  for (const agentId of AGENTS) {
+    const a = model.agents.get(agentId)
+    const row = ok(admin, `SELECT json_build_object('quota', quota, 'anon', anonymization_supported, 'maxDays', max_retention_days, 'used', used_bytes)
+      FROM rotifer.agents WHERE agent_id = ${lit(agentId)}`)
+    if (!a) {
+      assert.equal(row, '', `${agentId}: no memory was created`)
+      continue
+    }
+    assert.deepStrictEqual(JSON.parse(row), { quota: a.quota, anon: a.policy.anonymizationSupported, maxDays: a.policy.maxRetentionDays, used: Model.used(a) },
+      `${agentId}: agent row (quota, data policy, byte total)`)
+    const rows = ok(admin, `SELECT coalesce(json_agg(json_build_object('key', key, 'category', category, 'value', encode(value, 'hex'), 'size', size,
+        'created_by', created_by, 'creator_domain', creator_domain, 'last_accessed_by', last_accessed_by, 'created_at', created_at, 'updated_at', updated_at,
+        'read_scope', read_scope, 'write_scope', write_scope, 'share_policy', share_policy, 'ret_set', ret_set, 'ret_days', ret_days,
+        'ret_auto_delete', ret_auto_delete, 'ret_anonymization', ret_anonymization) ORDER BY updated_at DESC, seq DESC), '[]')
+      FROM rotifer.entries WHERE agent_id = ${lit(agentId)}`)
+    const expected = Model.recentFirst(a).map((e) => ({
+      key: e.key,
+      category: e.category,
+      value: Buffer.from(e.value).toString('hex'),
+      size: e.size,
+      created_by: e.createdBy,
+      creator_domain: e.creatorDomain,
+      last_accessed_by: e.lastAccessedBy,
+      created_at: e.createdAt,
+      updated_at: e.updatedAt,
+      read_scope: e.access.readScope,
+      write_scope: e.access.writeScope,
+      share_policy: e.access.sharePolicy,
+      ret_set: !!e.retention,
+      ret_days: e.retention ? e.retention.maxRetentionDays : null,
+      ret_auto_delete: !!(e.retention && e.retention.autoDeleteOnTermination),
+      ret_anonymization: !!(e.retention && e.retention.anonymizationSupported),
+    }))
+    assert.deepStrictEqual(JSON.parse(rows), expected, `${agentId}: stored entries, most recently updated first`)
+  }
+}
+
+/**
  * Runs one sequence of `ops` operations generated from `seed`. Throws, with the seed, the
  * failing operation and the ones before it, on the first disagreement.
+ *
+ * `pg`: `{ url, admin }` to run it on PostgreSQL (R-BIND-2): every handle and deployer call is
+ * given the deployment's `url`, the audit lines are the server's rows, and the final state is
+ * read from its tables by `admin`. There every refusal is a row of its own (the server's audit is
+ * bounded as a whole, R-BIND-3), so the model does not fold repeated refusals into counts.
  */
-function runSequence(seed, ops) {
+function runSequence(seed, ops, pg = null) {
   const r = prng(seed)
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'rotifer-model-'))
+  const at = pg ? { url: pg.url } : {}
   const clock = { t: T0 + r.int(0, DAY) }
   const now = () => clock.t
   const model = new Model()
   model.telemetryOn = telemetryEnabled()
+  model.refusalsBounded = !pg
   const handles = new Map()
   const handle = (agentId, gene) => {
     const k = `${agentId}|${gene.name}`
     if (!handles.has(k)) {
-      handles.set(k, new memory.GeneMemoryAccess({ agentId: gene.noAgent ? null : agentId, geneId: gene.geneId, domain: gene.domain, root, now }))
+      handles.set(k, new memory.GeneMemoryAccess({ agentId: gene.noAgent ? null : agentId, geneId: gene.geneId, domain: gene.domain, root, now, ...at }))
     }
     return handles.get(k)
   }
@@ -210,7 +286,7 @@ function runSequence(seed, ops) {
   const wasm = (op) => {
     const k = `${op.agentId}|${op.gene.name}`
     if (!wasmHandles.has(k)) {
-      wasmHandles.set(k, memory.createMemoryImports({ agentId: op.gene.noAgent ? null : op.agentId, geneId: op.gene.geneId, domain: op.gene.domain, root, now }, () => wasmMemory))
+      wasmHandles.set(k, memory.createMemoryImports({ agentId: op.gene.noAgent ? null : op.agentId, geneId: op.gene.geneId, domain: op.gene.domain, root, now, ...at }, () => wasmMemory))
     }
     return wasmHandles.get(k)
   }
@@ -224,7 +300,7 @@ function runSequence(seed, ops) {
     return op.wasm && required.some((f) => !(f in op.wasm[1])) ? undefined : op.key
   }
   const viaGene = (op, js) => (op.wasm ? wasmCall(wasm(op), op.wasm[0], op.wasm[1]) : outcome(js))
-  const auditNext = lineReader(path.join(root, '.rotifer', 'audit.jsonl'))
+  const auditNext = pg ? serverAudit(root, pg.url) : lineReader(path.join(root, '.rotifer', 'audit.jsonl'))
   const telemetryNext = lineReader(path.join(root, '.rotifer', 'telemetry.jsonl'))
   const trace = []
   const counts = {}
@@ -262,15 +338,15 @@ function runSequence(seed, ops) {
       }
       case 'list':
         want = model.list(t, op.agentId, op.category)
-        got = outcome(() => memory.listAgentMemory({ agentId: op.agentId, root, category: op.category, now }))
+        got = outcome(() => memory.listAgentMemory({ agentId: op.agentId, root, category: op.category, now, ...at }))
         break
       case 'ddelete':
         want = model.deployerDelete(t, op.agentId, op.key, op.category)
-        got = outcome(() => memory.deleteAgentMemory({ agentId: op.agentId, root, key: op.key, category: op.category, now }))
+        got = outcome(() => memory.deleteAgentMemory({ agentId: op.agentId, root, key: op.key, category: op.category, now, ...at }))
         break
       case 'configure':
         want = model.configure(op.agentId, op.quota, op.dataPolicy)
-        got = outcome(() => memory.createAgentMemory({ agentId: op.agentId, root, quota: op.quota, dataPolicy: op.dataPolicy }))
+        got = outcome(() => memory.createAgentMemory({ agentId: op.agentId, root, quota: op.quota, dataPolicy: op.dataPolicy, ...at }))
         break
       default:
         throw new Error(`unknown operation ${op.kind}`)
@@ -305,7 +381,8 @@ function runSequence(seed, ops) {
       step(op)
     }
     trace.push({ kind: 'final state check' })
-    checkStoredState(root, model)
+    if (pg) checkServerState(pg.admin, model)
+    else checkStoredState(root, model)
     return counts
   } catch (e) {
     const recent = trace.slice(-15).map((op, i) => `  #${trace.length - Math.min(15, trace.length) + i}: ${describe(op)}`)

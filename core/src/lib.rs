@@ -4,7 +4,7 @@
 //! `quota` (quota text), `time`, `error`; `storage` (files, logs, audit lines and SQLite: see its
 //! module doc for the order of its layers); above them `audit_log` (an agent's lines, judged
 //! committed or not), `inspect` (the deployer's read-only views), `memory` (the calls, over
-//! `inspect`: no module imports one that imports it back), `bundle` (export
+//! `inspect`; on PostgreSQL through `memory_pg`, with the messages of `refusals`): no module imports one that imports it back), `bundle` (export
 //! and import, R-MIG), `backup` (backup and restore, R-HOST-1b), `wasm` (the host-call JSON
 //! protocol). Front ends hand in `Arg`s, so JS and WASM callers share one validation.
 
@@ -17,9 +17,11 @@ pub mod bundle;
 pub mod error;
 pub mod inspect;
 pub mod memory;
+mod memory_pg;
 pub mod model;
 pub mod postgres;
 pub mod quota;
+pub mod refusals;
 pub mod storage;
 pub mod time;
 pub mod wasm;

@@ -5,9 +5,11 @@
 //! → existence → quota. A call with no agent (R-ACC-5) or no valid v2 id (R-ACC-4) is denied
 //! before anything else: its arguments are not even looked at.
 
+use crate::refusals::{self, NO_AGENT, NO_GENE_ID};
 use crate::access::{data_policy_violation, denial_reason, scope_admits, unsupported_scope, Gene};
 use crate::arg::Arg;
-use crate::binding::{Agent, Binding};
+use crate::binding::{Agent, Binding, PgPool};
+use crate::memory_pg::PgMemory;
 use crate::storage::audit::{Action, Actor, AuditBatch, Denial, DenialLog, QuotaFacts, Subject};
 use crate::error::{ErrorCode, MemoryError, Result};
 use crate::storage::watch::Look;
@@ -22,8 +24,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-const NO_AGENT: &str = "memory works only inside an agent: this gene runs on its own (no agentId), so every memory call is denied. Run it with `rotifer agent run`, or use `rotifer test` / createTestMemory() to try it";
-const NO_GENE_ID: &str = "this gene has no valid v2 id (v2: followed by 64 lower-case hex digits), so every memory call is denied; give GeneMemoryOptions.geneId the id that `rotifer gene id <gene>` prints";
 
 /// What a `GeneMemoryAccess` is opened with (§12), validated.
 #[derive(Debug, Clone, Default)]
@@ -33,6 +33,8 @@ pub struct GeneOptions {
     pub gene_id: Option<String>,
     pub domain: Option<String>,
     pub root: Option<String>,
+    /// Where the memory lives (R-BIND-1): a postgres:// URL or `sqlite`, first in that order.
+    pub url: Option<String>,
 }
 
 impl GeneOptions {
@@ -80,9 +82,19 @@ impl GeneOptions {
                         other => return Err(MemoryError::invalid(format!("root must be a folder path string, not {}", other.kind()))),
                     }
                 }
+                "url" => {
+                    o.url = match v {
+                        Arg::Undefined | Arg::Null => None,
+                        Arg::Str(s) => {
+                            crate::binding::parse_url("url", s)?;
+                            Some(s.clone())
+                        }
+                        other => return Err(MemoryError::invalid(format!("url must be a postgres:// URL or \"sqlite\", not {}", other.kind()))),
+                    }
+                }
                 f if host_fields.contains(&f) => {}
                 other => {
-                    let known: Vec<&str> = ["agentId", "geneId", "domain", "root"].iter().chain(host_fields).copied().collect();
+                    let known: Vec<&str> = ["agentId", "geneId", "domain", "root", "url"].iter().chain(host_fields).copied().collect();
                     return Err(MemoryError::invalid(format!(
                         "options has an unknown field {other:?}; it takes {}",
                         known.join(", ")
@@ -97,21 +109,45 @@ impl GeneOptions {
 struct Target {
     layout: Layout,
     agent_id: String,
-    /// Opened on first use, so that a broken store fails calls, not construction.
-    store: OnceLock<Arc<AgentStore>>,
+    /// The `url` option, if given (R-BIND-1: first in the order).
+    url: Option<String>,
+    /// Chosen at the first call, so that a broken source of the choice fails calls, not
+    /// construction.
+    storage: OnceLock<Storage>,
     /// Whether this handle made a read: its first one looks for changes to the database itself
     /// (`Look::Now`), later ones may rely on a recent look (`Look::Recent`).
     read_before: AtomicBool,
 }
 
+/// Where a handle's agent keeps its entries (R-BIND-1).
+enum Storage {
+    /// The SQLite file, opened on first use, so that a broken store fails calls, not construction.
+    Sqlite(OnceLock<Arc<AgentStore>>),
+    Postgres(Arc<PgPool>),
+}
+
 impl Target {
+    fn storage(&self) -> Result<&Storage> {
+        if let Some(s) = self.storage.get() {
+            return Ok(s);
+        }
+        let chosen = match crate::binding::choose_url(&self.layout, &self.agent_id, self.url.as_deref())? {
+            None => Storage::Sqlite(OnceLock::new()),
+            Some(url) => Storage::Postgres(crate::binding::pool(&url)?),
+        };
+        Ok(self.storage.get_or_init(|| chosen))
+    }
+
     fn store(&self) -> Result<&Arc<AgentStore>> {
-        if let Some(s) = self.store.get() {
+        let Storage::Sqlite(store) = self.storage()? else {
+            return Err(MemoryError::storage("this memory is on PostgreSQL, not in a file"));
+        };
+        if let Some(s) = store.get() {
             return Ok(s);
         }
         let opened = AgentStore::open(&self.layout, &self.agent_id, IfMissing::Create)?
             .ok_or_else(|| MemoryError::storage("memory could not be opened"))?;
-        Ok(self.store.get_or_init(|| opened))
+        Ok(store.get_or_init(|| opened))
     }
 
     /// How fresh the look for changes must be for a read of this handle.
@@ -133,17 +169,36 @@ pub struct GeneMemory {
 }
 
 impl GeneMemory {
+    /// The memory of `o.agent_id`, on the binding R-BIND-1 chooses at the first call.
     pub fn open(o: GeneOptions) -> Result<GeneMemory> {
         let target = match o.agent_id {
-            Some(agent_id) => Some(Target { layout: Layout::resolve(o.root.as_deref())?, agent_id, store: OnceLock::new(), read_before: AtomicBool::new(false) }),
+            Some(agent_id) => Some(Target {
+                layout: Layout::resolve(o.root.as_deref())?,
+                agent_id,
+                url: o.url,
+                storage: OnceLock::new(),
+                read_before: AtomicBool::new(false),
+            }),
             None => None,
         };
         Ok(GeneMemory::with(target, Self::gene(o.gene_id, o.domain)))
     }
 
     fn with(target: Option<Target>, gene: Option<Gene>) -> GeneMemory {
+        // Used on the file only: on PostgreSQL every refusal is a row of the server's audit,
+        // bounded as the audit is (R-BIND-3).
         let denials = target.as_ref().map(|t| DenialLog::new(t.layout.clone(), &t.agent_id, gene.as_ref().map(|g| g.id.as_str())));
         GeneMemory { target, gene, denials }
+    }
+
+    /// The handle's view on PostgreSQL, if its agent's memory is there (R-ACC-5 first: no
+    /// agent, no call).
+    fn on_postgres(&self) -> Result<Option<PgMemory<'_>>> {
+        let target = self.target.as_ref().ok_or_else(|| MemoryError::denied(NO_AGENT))?;
+        Ok(match target.storage()? {
+            Storage::Sqlite(_) => None,
+            Storage::Postgres(pool) => Some(PgMemory { pool, layout: &target.layout, agent_id: &target.agent_id, gene: self.gene.as_ref() }),
+        })
     }
 
     fn gene(id: Option<String>, domain: Option<String>) -> Option<Gene> {
@@ -184,6 +239,9 @@ impl GeneMemory {
     /// gene with no agent or no v2 id is denied whatever it sends; then `malformed`.
     pub fn reject_malformed(&self, op: &str, malformed: MemoryError, now: impl Into<CallTime>) -> MemoryError {
         let now = now.into();
+        if let Ok(Some(pg)) = self.on_postgres() {
+            return pg.reject_malformed(op, malformed, &now);
+        }
         let store = match self.caller(op, None, &now) {
             Ok((store, _)) => store,
             Err(e) => return e,
@@ -199,6 +257,9 @@ impl GeneMemory {
     /// `now`: an `i64`, or `CallTime::system()` for the system clock, read only if needed.
     pub fn read(&self, key: &Arg, category: &Arg, now: impl Into<CallTime>) -> Result<Option<Entry>> {
         let now = now.into();
+        if let Some(pg) = self.on_postgres()? {
+            return pg.read(key, category, &now);
+        }
         let (store, gene) = self.caller("read", Some(key), &now)?;
         // Most reads change nothing: no expired entry to purge, and the reader is already the
         // last accessor. Those run without the write lock.
@@ -243,6 +304,9 @@ impl GeneMemory {
     /// write lock is held (R-ENT-4).
     pub fn write(&self, key: &Arg, value: Arg, category: &Arg, access: &Arg, retention: &Arg, now: impl Into<CallTime>) -> Result<Entry> {
         let now = now.into();
+        if let Some(pg) = self.on_postgres()? {
+            return pg.write(key, value, category, access, retention, &now);
+        }
         let (store, gene) = self.caller("write", Some(key), &now)?;
         store.write(&now, move |tx| {
             tx.batch.bound_by(self.denials.as_ref());
@@ -261,6 +325,9 @@ impl GeneMemory {
     /// R-API-3, R-LIM-3/4.
     pub fn query(&self, filter: &Arg, now: impl Into<CallTime>) -> Result<Vec<Entry>> {
         let now = now.into();
+        if let Some(pg) = self.on_postgres()? {
+            return pg.query(filter, &now);
+        }
         let (store, gene) = self.caller("query", None, &now)?;
         let fast = store.read(&now, self.look(), |reader| {
             // Bad input is reported by the write path, after the purge that comes first (§9).
@@ -280,12 +347,15 @@ impl GeneMemory {
     /// R-API-4.
     pub fn delete(&self, key: &Arg, now: impl Into<CallTime>) -> Result<()> {
         let now = now.into();
+        if let Some(pg) = self.on_postgres()? {
+            return pg.delete(key, &now);
+        }
         let (store, gene) = self.caller("delete", Some(key), &now)?;
         store.write(&now, |tx| {
             tx.batch.bound_by(self.denials.as_ref());
             let key = parse_key(key)?;
             let Some(found) = load_entry(tx.conn, &key)? else {
-                return Err(MemoryError::not_found(format!("no entry with key {key:?} (never written, deleted, or expired)")));
+                return Err(refusals::no_entry(&key));
             };
             let scope = found.entry.access_policy.write_scope;
             if !scope_admits(scope, found.owner(), gene) {
@@ -307,37 +377,11 @@ fn subject_of(e: &StoredEntry) -> Subject<'_> {
 fn deny(tx: &mut Tx<'_, '_>, gene: &Gene, op: &str, subject: Subject<'_>, reason: String) -> MemoryError {
     let denial = Denial { op, code: ErrorCode::AccessDenied.as_str(), reason: &reason };
     tx.batch.deny(Actor::Gene(&gene.id), subject, denial);
-    MemoryError::denied(format!("{op} of {:?} denied: {reason}", subject.key.unwrap_or("")))
+    refusals::denied(op, subject.key.unwrap_or(""), &reason)
 }
 
-/// A write's arguments, validated (R-API-2).
-struct WriteRequest {
-    key: String,
-    value: Vec<u8>,
-    category: Category,
-    access: Option<AccessPolicy>,
-    retention: RetentionArg,
-    size: u64,
-}
-
-impl WriteRequest {
-    fn parse(key: &Arg, value: Arg, category: &Arg, access: &Arg, retention: &Arg) -> Result<WriteRequest> {
-        let key = parse_key(key)?;
-        let value = parse_value(value)?;
-        let size = entry_size(&key, value.len());
-        Ok(WriteRequest {
-            category: parse_category(category)?,
-            access: parse_access_policy(access)?,
-            retention: parse_retention_arg(retention)?,
-            key,
-            value,
-            size,
-        })
-    }
-
-    fn subject(&self) -> Subject<'_> {
-        Subject { key: Some(&self.key), category: Some(self.category), size: Some(self.size) }
-    }
+fn request_subject(r: &WriteRequest) -> Subject<'_> {
+    Subject { key: Some(&r.key), category: Some(r.category), size: Some(r.size) }
 }
 
 /// R-ACC-2, R-POL-1/2: the policies the entry will have, or the denial (recorded). Only the
@@ -348,7 +392,7 @@ fn authorise_write(
     request: &WriteRequest,
     existing: Option<&StoredEntry>,
 ) -> Result<(AccessPolicy, Option<RetentionPolicy>)> {
-    let subject = request.subject();
+    let subject = request_subject(request);
     let (access, retention) = match existing {
         Some(old) => {
             let scope = old.entry.access_policy.write_scope;
@@ -404,18 +448,10 @@ fn make_room(tx: &mut Tx<'_, '_>, gene: &Gene, request: &WriteRequest, old_size:
     let freed = evictable(tx.conn, &request.key, need, None)?;
     if freed < need {
         // Summed, not collected: a refusal costs no memory, however many entries there are.
-        let subject = request.subject();
+        let subject = request_subject(request);
         let facts = QuotaFacts { quota: tx.agent.quota, used: tx.agent.used, evictable: freed, needed: need };
         tx.batch.record(Action::QuotaReject, Actor::Gene(&gene.id), subject, Some(facts));
-        // The gene learns only what it knows already (its write's size, the quota): the figures
-        // above count entries it may not read, and a rejection changes nothing, so it could probe
-        // their sizes over and over. The audit line keeps them for the deployer.
-        return Err(MemoryError::quota(format!(
-            "writing {:?} ({} bytes) does not fit in the quota of {}, even after evicting every CACHE, PATTERN and CONTEXT entry that could go; nothing was written or evicted. Delete entries (PREFERENCE entries are never evicted) or ask the deployer to raise the quota",
-            request.key,
-            request.size,
-            crate::quota::describe_quota(tx.agent.quota)
-        )));
+        return Err(refusals::quota_exceeded(&request.key, request.size, tx.agent.quota));
     }
     evictable(tx.conn, &request.key, need, Some(&mut victims))?;
     for (key, category, size) in &victims {
@@ -581,10 +617,7 @@ fn collect_query(conn: &Connection, stmt: &mut rusqlite::CachedStatement<'_>, ar
         }
         total += size;
         if total > MAX_QUERY_BYTES {
-            return Err(MemoryError::invalid(format!(
-                "the entries this query matches total more than 4 MiB ({MAX_QUERY_BYTES} bytes); lower filter.limit (now {}) or narrow the filter",
-                f.limit
-            )));
+            return Err(refusals::query_too_big(f.limit));
         }
         if let Some(rowid) = rowid {
             let mut load = conn.prepare_cached(crate::storage::rows::LOAD_BY_ROWID_SQL)?;
@@ -1047,7 +1080,11 @@ fn test_image(quota: u64, policy: DataPolicy) -> Result<Arc<Vec<u8>>> {
 /// An empty, dedicated memory in a private temporary folder, deleted by `dispose`.
 pub struct TestMemory {
     root: PathBuf,
-    store: Arc<AgentStore>,
+    agent_id: String,
+    /// The file's store; `None` for a test memory on a server (`create_on`).
+    store: Option<Arc<AgentStore>>,
+    /// The server's agent, for a test memory made with a URL.
+    server: Option<Agent>,
     /// Locked while this memory lives (see `sweep_stale_test_memories`).
     _lock: std::fs::File,
 }
@@ -1077,10 +1114,11 @@ impl TestMemory {
             let store = AgentStore::open(&layout, TEST_AGENT_ID, IfMissing::CreateWith(quota, policy))?
                 .ok_or_else(|| MemoryError::storage("test memory could not be created"))?;
             store.make_throwaway()?;
+            write_binding_record(&layout, TEST_AGENT_ID, crate::binding::SQLITE)?;
             Ok(store)
         })();
         match made {
-            Ok(store) => Ok(TestMemory { root, store, _lock: lock }),
+            Ok(store) => Ok(TestMemory { root, agent_id: TEST_AGENT_ID.to_string(), store: Some(store), server: None, _lock: lock }),
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&root);
                 crate::storage::logs::set_without_reserve(&root, false);
@@ -1089,15 +1127,57 @@ impl TestMemory {
         }
     }
 
+    /// An empty test memory on the PostgreSQL server of `url` (R-BIND-1): an agent of its own
+    /// there (`test-` and a unique suffix) with `quota` and `policy`, and a private temporary
+    /// root whose agent record names the server, so that `agentId` and `root` reach it from
+    /// anywhere, as for the file. `dispose` drops the agent's rows.
+    pub fn create_on(url: &str, quota: u64, policy: DataPolicy) -> Result<TestMemory> {
+        let url = crate::binding::parse_url("url", url)?.ok_or_else(|| MemoryError::invalid("url \"sqlite\" is the default test memory: leave url out"))?;
+        let tmp = test_memory_folder(quota)?;
+        sweep_once(&tmp);
+        let (root, lock) = make_test_dir(&tmp)?;
+        let agent_id = format!("test-{}", crate::storage::store::unique_suffix());
+        let made = (|| {
+            let layout = Layout::at(&root);
+            layout.ensure_dirs(true)?;
+            write_binding_record(&layout, &agent_id, &url)?;
+            let agent = Agent::open(layout, &agent_id, Some(&url))?;
+            create_agent_memory_of(&agent, quota, policy)?;
+            Ok(agent)
+        })();
+        match made {
+            Ok(agent) => Ok(TestMemory { root, agent_id, store: None, server: Some(agent), _lock: lock }),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&root);
+                Err(e)
+            }
+        }
+    }
+
+    /// The agent id of this test memory.
+    pub fn agent_id(&self) -> &str {
+        &self.agent_id
+    }
+
     /// A gene's view of this test memory.
     pub fn gene_memory(&self, gene_id: Option<String>, domain: Option<String>) -> Result<GeneMemory> {
         if let Some(d) = &domain {
             check_domain(d)?;
         }
+        let Some(file) = &self.store else {
+            let root = Some(self.root.to_string_lossy().into_owned());
+            return GeneMemory::open(GeneOptions { agent_id: Some(self.agent_id.clone()), gene_id, domain, root, url: None });
+        };
         let store = OnceLock::new();
-        let _ = store.set(self.store.clone());
+        let _ = store.set(file.clone());
         Ok(GeneMemory::with(
-            Some(Target { layout: self.store.layout.clone(), agent_id: TEST_AGENT_ID.to_string(), store, read_before: AtomicBool::new(false) }),
+            Some(Target {
+                layout: file.layout.clone(),
+                agent_id: TEST_AGENT_ID.to_string(),
+                url: None,
+                storage: OnceLock::from(Storage::Sqlite(store)),
+                read_before: AtomicBool::new(false),
+            }),
             GeneMemory::gene(gene_id, domain),
         ))
     }
@@ -1108,10 +1188,27 @@ impl TestMemory {
 
     /// Closes the memory and deletes its folder; later calls fail with `MEMORY_STORAGE_ERROR`.
     pub fn dispose(&self) {
-        self.store.close();
+        if let Some(store) = &self.store {
+            store.close();
+        }
+        if let Some(Agent { binding: Binding::Postgres(pool), agent_id, .. }) = &self.server {
+            let _ = pool.with(|c| crate::postgres::deployer::drop_agent(c, agent_id));
+        }
         let _ = std::fs::remove_dir_all(&self.root);
         crate::storage::logs::set_without_reserve(&self.root, false);
     }
+}
+
+/// The agent record of a test memory's root, naming its binding (`url`: a URL or `sqlite`), so
+/// that a handle opened by agent id and root reaches it whatever the environment says
+/// (R-BIND-1: the record comes before `ROTIFER_MEMORY_URL`). Private: it may hold a password.
+fn write_binding_record(layout: &Layout, agent_id: &str, url: &str) -> Result<()> {
+    let dir = layout.root.join(".rotifer").join("agents");
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).map_err(|e| crate::error::storage(&dir, e))?;
+    let path = dir.join(format!("{agent_id}.json"));
+    let mut file = crate::storage::files::create_private_file(&path).map_err(|e| crate::error::storage(&path, e))?;
+    let record = serde_json::json!({ "id": agent_id, "memoryUrl": url });
+    std::io::Write::write_all(&mut file, record.to_string().as_bytes()).map_err(|e| crate::error::storage(&path, e))
 }
 
 // ---------------------------------------------------------------------------------------------

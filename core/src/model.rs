@@ -449,6 +449,33 @@ pub fn parse_filter(arg: &Arg) -> Result<Filter> {
     Ok(f)
 }
 
+/// A write's arguments, validated (R-API-2), in the order the contract checks them.
+pub struct WriteRequest {
+    pub key: String,
+    pub value: Vec<u8>,
+    pub category: Category,
+    pub access: Option<AccessPolicy>,
+    pub retention: RetentionArg,
+    /// R-ENT-2: what the entry counts against the quota.
+    pub size: u64,
+}
+
+impl WriteRequest {
+    pub fn parse(key: &Arg, value: Arg, category: &Arg, access: &Arg, retention: &Arg) -> Result<WriteRequest> {
+        let key = parse_key(key)?;
+        let value = parse_value(value)?;
+        let size = entry_size(&key, value.len());
+        Ok(WriteRequest {
+            category: parse_category(category)?,
+            access: parse_access_policy(access)?,
+            retention: parse_retention_arg(retention)?,
+            key,
+            value,
+            size,
+        })
+    }
+}
+
 /// R-HOST-1: `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`. Also what keeps an id from naming a path.
 pub fn check_agent_id(id: &str) -> Result<()> {
     let b = id.as_bytes();

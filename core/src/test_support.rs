@@ -28,6 +28,7 @@ pub fn gene(r: &Root, agent: &str) -> GeneMemory {
         gene_id: Some(format!("v2:{}", "a".repeat(64))),
         domain: Some("d".into()),
         root: Some(r.0.to_string_lossy().into()),
+        url: None,
     })
     .unwrap()
 }

@@ -42,6 +42,7 @@ impl Root {
             gene_id: Some(gene(c)),
             domain: domain.map(Into::into),
             root: Some(self.0.to_str().unwrap().into()),
+            url: None,
         })
         .unwrap()
     }

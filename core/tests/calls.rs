@@ -55,7 +55,7 @@ fn gene_options_are_parsed_field_by_field() {
     assert_eq!(err.code, ErrorCode::InvalidInput);
     assert!(err.message.contains("unknown field \"now\"") && err.message.contains("agentId, geneId, domain, root"), "{}", err.message);
     let err = GeneOptions::parse(&obj(&[("nope", Arg::Null)]), &["now"]).unwrap_err();
-    assert!(err.message.contains("agentId, geneId, domain, root, now"), "{}", err.message);
+    assert!(err.message.contains("agentId, geneId, domain, root, url, now"), "{}", err.message);
     for bad in [obj(&[("agentId", s("../x"))]), obj(&[("agentId", Arg::Number(1.0))]), obj(&[("domain", s("Bad"))]), obj(&[("root", Arg::Bool(true))]), s("x")] {
         assert_eq!(GeneOptions::parse(&bad, &["now"]).unwrap_err().code, ErrorCode::InvalidInput, "{bad:?}");
     }

@@ -152,7 +152,7 @@ fn deployer_list_and_delete() {
     let opts = Arg::Object(vec![("agentId".into(), s("agent")), ("root".into(), s(root.to_str().unwrap()))]);
     let parsed = AgentOptions::parse("options", &opts, &["agentId", "root"]).unwrap();
     assert_eq!(parsed.agent_id, "agent");
-    let m = GeneMemory::open(GeneOptions { agent_id: Some("agent".into()), gene_id: Some(gene('a')), domain: None, root: Some(root.to_str().unwrap().into()) }).unwrap();
+    let m = GeneMemory::open(GeneOptions { agent_id: Some("agent".into()), gene_id: Some(gene('a')), domain: None, root: Some(root.to_str().unwrap().into()), url: None }).unwrap();
     write(&m, "b", 1, "CACHE", T0).unwrap();
     write(&m, "a", 1, "PREFERENCE", T0).unwrap();
     let list = list_agent_memory(&layout, "agent", None, T0).unwrap();
@@ -171,14 +171,14 @@ fn damaged_databases_are_reported_and_kept() {
     std::fs::write(layout.db_path("junk"), b"garbage garbage garbage").unwrap();
     std::fs::write(layout.db_path("empty"), b"").unwrap();
     for agent in ["junk", "empty"] {
-        let m = GeneMemory::open(GeneOptions { agent_id: Some(agent.into()), gene_id: Some(gene('a')), domain: None, root: Some(root.to_str().unwrap().into()) }).unwrap();
+        let m = GeneMemory::open(GeneOptions { agent_id: Some(agent.into()), gene_id: Some(gene('a')), domain: None, root: Some(root.to_str().unwrap().into()), url: None }).unwrap();
         assert_eq!(write(&m, "k", 1, "CACHE", T0).unwrap_err().code, ErrorCode::StorageError, "{agent}");
     }
     assert_eq!(std::fs::read(layout.db_path("junk")).unwrap(), b"garbage garbage garbage");
     assert_eq!(std::fs::read(layout.db_path("empty")).unwrap(), b"");
     // A -wal left without its database is never replayed into a new one.
     std::fs::write(format!("{}-wal", layout.db_path("orphan").display()), b"stale").unwrap();
-    let m = GeneMemory::open(GeneOptions { agent_id: Some("orphan".into()), gene_id: Some(gene('a')), domain: None, root: Some(root.to_str().unwrap().into()) }).unwrap();
+    let m = GeneMemory::open(GeneOptions { agent_id: Some("orphan".into()), gene_id: Some(gene('a')), domain: None, root: Some(root.to_str().unwrap().into()), url: None }).unwrap();
     assert_eq!(write(&m, "k", 1, "CACHE", T0).unwrap_err().code, ErrorCode::StorageError);
     assert!(!layout.db_path("orphan").exists());
     std::fs::remove_dir_all(root).unwrap();
@@ -214,7 +214,7 @@ fn ensure_recreates_a_missing_memory_with_its_limits_and_keeps_an_existing_one()
     let layout = Layout::at(&root);
     let limits = DataPolicy { anonymization_supported: true, max_retention_days: Some(7) };
     let row = || AgentStore::open(&layout, "agent", IfMissing::Skip).unwrap().unwrap().agent_row().unwrap();
-    let open = || GeneMemory::open(GeneOptions { agent_id: Some("agent".into()), gene_id: Some(gene('a')), domain: None, root: Some(root.to_str().unwrap().into()) }).unwrap();
+    let open = || GeneMemory::open(GeneOptions { agent_id: Some("agent".into()), gene_id: Some(gene('a')), domain: None, root: Some(root.to_str().unwrap().into()), url: None }).unwrap();
     for round in 0..2 {
         assert!(ensure_agent_memory(&layout, "agent", 1024, limits).unwrap(), "round {round}: the memory was missing");
         assert_eq!((row().quota, row().policy), (1024, limits), "round {round}");

@@ -28,7 +28,7 @@ impl Root {
         Layout::at(&self.0).real().unwrap().db_path("a")
     }
     fn memory(&self) -> GeneMemory {
-        GeneMemory::open(GeneOptions { agent_id: Some("a".into()), gene_id: Some(gene('a')), domain: Some("d".into()), root: Some(self.0.to_string_lossy().into()) }).unwrap()
+        GeneMemory::open(GeneOptions { agent_id: Some("a".into()), gene_id: Some(gene('a')), domain: Some("d".into()), root: Some(self.0.to_string_lossy().into()), url: None }).unwrap()
     }
 }
 impl Drop for Root {

@@ -6,8 +6,7 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
+use common::pg::{admin_url, Db};
 use common::{gene, s, Project, DAY, T0};
 use rotifer_memory_core::audit_log::LogReader;
 use rotifer_memory_core::binding::{pool, Agent, Binding};
@@ -16,67 +15,7 @@ use rotifer_memory_core::memory::{create_agent_memory_of, delete_agent_database_
 use rotifer_memory_core::model::RetentionArg;
 use rotifer_memory_core::postgres::calls::{self, Caller, Outcome, WriteArgs};
 use rotifer_memory_core::postgres::client::{Connection, Timeouts};
-use rotifer_memory_core::postgres::setup::{quote_literal, setup};
 use rotifer_memory_core::{Arg, Category, DataPolicy, ErrorCode};
-
-fn admin_url() -> Option<String> {
-    match std::env::var("ROTIFER_TEST_PG_ADMIN_URL") {
-        Ok(url) => Some(url),
-        Err(_) if std::env::var("CI").as_deref() == Ok("true") => panic!("CI=true and no ROTIFER_TEST_PG_ADMIN_URL: run the tests with npm test"),
-        Err(_) => {
-            eprintln!("PostgreSQL tests skipped: no ROTIFER_TEST_PG_ADMIN_URL (npm test starts a cluster)");
-            None
-        }
-    }
-}
-
-fn with_database(url: &str, db: &str) -> String {
-    let (head, query) = url.split_once('?').unwrap_or((url, ""));
-    let base = &head[..head.rfind('/').expect("a database in the URL")];
-    format!("{base}/{db}?{query}")
-}
-
-static NEXT: AtomicU64 = AtomicU64::new(0);
-
-/// A fresh database, set up, with a deployment role (test clock allowed) and its URL.
-struct Db {
-    admin: String,
-    name: String,
-    role: String,
-    url: String,
-    password: String,
-}
-
-impl Db {
-    fn new(root: &str) -> Db {
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let name = format!("rotifer_dep_{}_{n}", std::process::id());
-        Connection::new(root, Timeouts::default()).unwrap().batch(&format!("CREATE DATABASE {name}")).unwrap();
-        let admin = with_database(root, &name);
-        let mut a = Connection::new(&admin, Timeouts::default()).unwrap();
-        let role = format!("{name}_dep");
-        setup(&mut a, Some(&role), true).unwrap();
-        let password = format!("s3cret{n}x{}", std::process::id());
-        a.batch(&format!("ALTER ROLE {role} PASSWORD {}", quote_literal(&password))).unwrap();
-        let port: u16 = std::env::var("ROTIFER_TEST_PG_PORT").unwrap().parse().unwrap();
-        let url = format!("postgresql://{role}:{password}@127.0.0.1:{port}/{name}?sslmode=disable");
-        Db { admin, name, role, url, password }
-    }
-
-    fn admin(&self, sql: &str) {
-        Connection::new(&self.admin, Timeouts::default()).unwrap().batch(sql).unwrap();
-    }
-}
-
-impl Drop for Db {
-    fn drop(&mut self) {
-        let root = std::env::var("ROTIFER_TEST_PG_ADMIN_URL").unwrap();
-        if let Ok(mut c) = Connection::new(&root, Timeouts::default()) {
-            let _ = c.batch(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
-            let _ = c.batch(&format!("DROP ROLE IF EXISTS {}", self.role));
-        }
-    }
-}
 
 /// The same agent on both bindings: the SQLite file of `project`, and the database of `db`.
 struct Both {
@@ -138,7 +77,7 @@ fn fill(project: &Project, b: &Both) {
 #[test]
 fn r_bind_2_usage_entries_and_pages_are_the_same_on_both_bindings() {
     let Some(root) = admin_url() else { return };
-    let db = Db::new(&root);
+    let db = Db::new(&root, "dep");
     let project = Project::new("pg-views");
     let b = both(&project, &db);
     fill(&project, &b);
@@ -204,7 +143,7 @@ fn r_bind_2_usage_entries_and_pages_are_the_same_on_both_bindings() {
 #[test]
 fn r_host_2_deletes_errors_and_the_audit_lines_are_the_same_on_both_bindings() {
     let Some(root) = admin_url() else { return };
-    let db = Db::new(&root);
+    let db = Db::new(&root, "dep");
     let project = Project::new("pg-delete");
     let b = both(&project, &db);
     fill(&project, &b);
@@ -254,7 +193,7 @@ fn r_host_2_deletes_errors_and_the_audit_lines_are_the_same_on_both_bindings() {
 #[test]
 fn r_host_1_ensure_keeps_limits_and_delete_drops_the_agent_with_a_drop_line_and_no_password() {
     let Some(root) = admin_url() else { return };
-    let db = Db::new(&root);
+    let db = Db::new(&root, "dep");
     let project = Project::new("pg-drop");
     let pg = Agent { layout: project.layout(), agent_id: "a-9".into(), binding: Binding::Postgres(pool(&db.url).unwrap()) };
     let strict = DataPolicy { anonymization_supported: true, max_retention_days: Some(7) };
@@ -295,7 +234,7 @@ fn r_host_1_ensure_keeps_limits_and_delete_drops_the_agent_with_a_drop_line_and_
 #[test]
 fn r_bind_3_following_reads_new_rows_once_each_and_a_trim_shows_as_a_line() {
     let Some(root) = admin_url() else { return };
-    let db = Db::new(&root);
+    let db = Db::new(&root, "dep");
     let project = Project::new("pg-follow");
     let pg = Agent { layout: project.layout(), agent_id: "f-1".into(), binding: Binding::Postgres(pool(&db.url).unwrap()) };
     create_agent_memory_of(&pg, 1 << 20, POLICY).unwrap();

@@ -31,6 +31,7 @@ impl Root {
             gene_id: Some(gene(c)),
             domain: Some(domain.into()),
             root: Some(self.path.to_str().unwrap().into()),
+            url: None,
         })
         .unwrap()
     }
@@ -187,7 +188,7 @@ fn only_the_creator_changes_an_entrys_policies() {
 }
 
 fn open_write(root: &Path, agent: &str) -> rotifer_memory_core::Result<rotifer_memory_core::Entry> {
-    let m = GeneMemory::open(GeneOptions { agent_id: Some(agent.into()), gene_id: Some(gene('a')), domain: None, root: Some(root.to_str().unwrap().into()) })
+    let m = GeneMemory::open(GeneOptions { agent_id: Some(agent.into()), gene_id: Some(gene('a')), domain: None, root: Some(root.to_str().unwrap().into()), url: None })
         .unwrap();
     put(&m, "k", 10, "CACHE", T0)
 }
@@ -465,7 +466,7 @@ fn stores_of_one_root_in_several_threads_append_whole_lines_to_one_log() {
         for (t, agent) in ["a", "b", "a", "b"].into_iter().enumerate() {
             let root = root.clone();
             scope.spawn(move || {
-                let m = GeneMemory::open(GeneOptions { agent_id: Some(agent.into()), gene_id: Some(gene('a')), domain: None, root: Some(root) }).unwrap();
+                let m = GeneMemory::open(GeneOptions { agent_id: Some(agent.into()), gene_id: Some(gene('a')), domain: None, root: Some(root), url: None }).unwrap();
                 for i in 0..100 {
                     put(&m, &format!("t{t}-{i}"), 10, "CACHE", T0).unwrap();
                 }
@@ -507,7 +508,7 @@ fn a_denial_made_before_any_store_call_also_finds_the_audit_log_moved() {
     let audit = audit_of(&r);
     let moved = r.path.join(".rotifer/moved.jsonl");
     std::fs::rename(&audit, &moved).unwrap();
-    let anonymous = GeneMemory::open(GeneOptions { agent_id: Some("a".into()), gene_id: None, domain: None, root: Some(r.path.to_str().unwrap().into()) }).unwrap();
+    let anonymous = GeneMemory::open(GeneOptions { agent_id: Some("a".into()), gene_id: None, domain: None, root: Some(r.path.to_str().unwrap().into()), url: None }).unwrap();
     assert_eq!(anonymous.read(&s("k1"), &Arg::Undefined, T0).unwrap_err().code, ErrorCode::AccessDenied);
     assert_eq!(lines_of(&moved).len(), 1, "nothing more in the moved file");
     let now = lines_of(&audit);

@@ -56,6 +56,7 @@ fn a_test_memory_is_the_database_building_gives_with_its_limits() {
         gene_id: Some(format!("v2:{}", "a".repeat(64))),
         domain: None,
         root: Some(built.to_string_lossy().into_owned()),
+        url: None,
     })
     .unwrap();
     m.write(&Arg::Str("k".into()), Arg::Bytes(vec![1]), &Arg::Str("CACHE".into()), &Arg::Undefined, &Arg::Undefined, 0).unwrap();

@@ -56,7 +56,7 @@ fn agent(name: &str) -> (std::path::PathBuf, GeneOptions) {
     std::fs::create_dir_all(&root).unwrap();
     let root = std::fs::canonicalize(root).unwrap();
     create_agent_memory(&Layout::at(&root), "agent-1", 16 << 20, DataPolicy { anonymization_supported: false, max_retention_days: None }).unwrap();
-    let memory = GeneOptions { agent_id: Some("agent-1".into()), gene_id: Some(GENE.into()), domain: Some("test".into()), root: Some(root.to_string_lossy().into()) };
+    let memory = GeneOptions { agent_id: Some("agent-1".into()), gene_id: Some(GENE.into()), domain: Some("test".into()), root: Some(root.to_string_lossy().into()), url: None };
     (root, memory)
 }
 

@@ -79,7 +79,7 @@ fn memory_calls_reach_the_agent_and_remember_across_runs() {
     std::fs::create_dir_all(&root).unwrap();
     let root = std::fs::canonicalize(root).unwrap();
     create_agent_memory(&Layout::at(&root), "agent-1", 1 << 20, DataPolicy { anonymization_supported: false, max_retention_days: None }).unwrap();
-    let memory = || GeneOptions { agent_id: Some("agent-1".into()), gene_id: Some(GENE.into()), domain: Some("test".into()), root: Some(root.to_string_lossy().into()) };
+    let memory = || GeneOptions { agent_id: Some("agent-1".into()), gene_id: Some(GENE.into()), domain: Some("test".into()), root: Some(root.to_string_lossy().into()), url: None };
     // Writes {"key":"k","value":"aGk=","category":"PREFERENCE"} then returns what it read back.
     let write = r#"{"key":"k","value":"aGk=","category":"PREFERENCE"}"#;
     let read = r#"{"key":"k"}"#;
@@ -279,7 +279,7 @@ fn a_memory_call_without_fuel_left_gets_minus_four_and_does_nothing() {
         (loop $l (br_if $l (i64.gt_s (call $budget) (i64.const 90))))
         (if (result i32) (i32.eq (call $r (i32.const 2000) (i32.const 11) (i32.const 8000) (i32.const 4000)) (i32.const -4))
           (then (i32.const 3000)) (else (i32.const 0)))))"#;
-    let memory = GeneOptions { agent_id: Some("agent-2".into()), gene_id: Some(GENE.into()), domain: Some("test".into()), root: Some(root.to_string_lossy().into()) };
+    let memory = GeneOptions { agent_id: Some("agent-2".into()), gene_id: Some(GENE.into()), domain: Some("test".into()), root: Some(root.to_string_lossy().into()), url: None };
     let r = Run { memory, fuel: 1_000_000, ..Run::default() }.go(wat, "{}");
     // The call found less fuel than it costs: -4, nothing read, and the gene could still answer.
     assert_eq!(output(&r), r#"{"code":-4}"#);

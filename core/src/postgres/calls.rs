@@ -39,6 +39,10 @@ const READ: &str = "SELECT * FROM rotifer.memory_read($1, $2, $3, $4, $5, $6)";
 const WRITE: &str = "SELECT * FROM rotifer.memory_write($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 const QUERY: &str = "SELECT * FROM rotifer.memory_query($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 const DELETE: &str = "SELECT * FROM rotifer.memory_delete($1, $2, $3, $4, $5, $6)";
+const PROBE_READ: &str = "SELECT outcome, code, reason, facts FROM rotifer.memory_read($1, $2, $3, $4, NULL, $5)";
+const PROBE_WRITE: &str = "SELECT outcome, code, reason, facts FROM rotifer.memory_write($1, $2, $3, $4, NULL, NULL, NULL, false, NULL, $5, NULL)";
+const PROBE_QUERY: &str = "SELECT outcome, code, reason, facts FROM rotifer.memory_query($1, $2, $3, NULL, NULL, NULL, NULL, NULL, $4)";
+const PROBE_DELETE: &str = "SELECT outcome, code, reason, facts FROM rotifer.memory_delete($1, $2, $3, $4, $5, NULL)";
 const ATTEMPT: &str = "SELECT result FROM rotifer.attempts WHERE attempt_id = $1";
 
 /// A write's arguments, validated by the contract's code (`model::parse_*`).
@@ -124,6 +128,26 @@ pub fn delete(c: &mut Connection, who: Caller<'_>, key: &str) -> Result<Outcome<
     let rows = match c.query(DELETE, &[&who.agent, &who.gene, &who.domain, &key, &who.now, &attempt]) {
         Ok(rows) => rows,
         Err(e) => return resolve_lost_answer(c, &attempt, e).map(|_| Outcome::Done(())),
+    };
+    Ok(match outcome_of(one(&rows)?)? {
+        Some(refusal) => Outcome::Refused(refusal),
+        None => Outcome::Done(()),
+    })
+}
+
+/// A call of `op`'s function (`read`, `write`, `query`, `delete`) that carries who calls and at
+/// most a key: what a call the client refused still does on the server first (§9). Without a
+/// valid gene id it is denied and the denial recorded, with `key` (R-ACC-4); with one, expired
+/// entries are purged and the call refused as invalid, changing nothing else (give no `key`).
+pub fn probe(c: &mut Connection, who: Caller<'_>, op: &str, key: Option<&str>) -> Result<Outcome<()>> {
+    let keyed = |sql| (sql, [&who.agent as &(dyn tokio_postgres::types::ToSql + Sync), &who.gene, &who.domain, &key, &who.now]);
+    let rows = match op {
+        "read" | "write" | "delete" => {
+            let (sql, params) = keyed(match op { "read" => PROBE_READ, "write" => PROBE_WRITE, _ => PROBE_DELETE });
+            c.query(sql, &params)?
+        }
+        "query" => c.query(PROBE_QUERY, &[&who.agent, &who.gene, &who.domain, &who.now])?,
+        other => return Err(MemoryError::storage(format!("no call named {other:?}"))),
     };
     Ok(match outcome_of(one(&rows)?)? {
         Some(refusal) => Outcome::Refused(refusal),

@@ -817,7 +817,7 @@ pub(crate) mod tests {
     fn race(root: &Path) -> (Layout, GeneMemory) {
         let layout = Layout::at(root);
         crate::create_agent_memory(&layout, "a", DEFAULT_QUOTA, DataPolicy::default()).unwrap();
-        let opts = GeneOptions { agent_id: Some("a".into()), gene_id: Some(gene_id('a')), domain: None, root: Some(root.to_string_lossy().into()) };
+        let opts = GeneOptions { agent_id: Some("a".into()), gene_id: Some(gene_id('a')), domain: None, root: Some(root.to_string_lossy().into()), url: None };
         let m = GeneMemory::open(opts).unwrap();
         m.write(&Arg::Str("old".into()), Arg::Bytes(vec![1; 8]), &Arg::Str("CACHE".into()), &Arg::Undefined, &Arg::Undefined, T0).unwrap();
         let db = layout.real().unwrap().db_path("a");

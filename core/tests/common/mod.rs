@@ -1,6 +1,8 @@
 //! What the core's integration tests share: a fixed clock, gene ids and `Arg` builders.
 #![allow(dead_code)] // each test binary uses its own part
 
+pub mod pg;
+
 use rotifer_memory_core::Arg;
 
 pub const DAY: i64 = 86_400_000;
@@ -38,6 +40,7 @@ impl Project {
             gene_id: Some(gene('a')),
             domain: Some("d".into()),
             root: Some(self.0.to_string_lossy().into()),
+            url: None,
         })
         .unwrap()
     }

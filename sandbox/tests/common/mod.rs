@@ -32,7 +32,7 @@ pub struct Run {
 impl Default for Run {
     fn default() -> Run {
         Run {
-            memory: GeneOptions { agent_id: None, gene_id: Some(GENE.into()), domain: Some("test".into()), root: None },
+            memory: GeneOptions { agent_id: None, gene_id: Some(GENE.into()), domain: Some("test".into()), root: None, url: None },
             deadline_ms: Some(now_ms() + 20_000),
             fuel: 500_000_000,
             context: serde_json::json!({ "agent_id": "cli", "timestamp": 5 }),

@@ -60,15 +60,16 @@ RETURNS bigint LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $
   END
 $$;
 
--- R-ACC table, R-ACC-6.
+-- R-ACC table, R-ACC-6. Never NULL: a creator with no domain (NULL) admits no other gene by
+-- domain, and `IF NOT admits(…)` must not read a NULL as "not refused".
 CREATE OR REPLACE FUNCTION rotifer.admits(p_scope text, p_created_by text, p_creator_domain text, p_gene text, p_domain text)
 RETURNS boolean LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
-  SELECT CASE p_scope
+  SELECT coalesce(CASE p_scope
     WHEN 'CREATOR_GENE_ONLY' THEN p_gene = p_created_by
-    WHEN 'SAME_DOMAIN' THEN p_gene = p_created_by OR (p_domain IS NOT NULL AND p_domain = p_creator_domain)
+    WHEN 'SAME_DOMAIN' THEN p_gene = p_created_by OR (p_domain IS NOT NULL AND p_creator_domain IS NOT NULL AND p_domain = p_creator_domain)
     WHEN 'ALL_GENES' THEN true
     ELSE false
-  END
+  END, false)
 $$;
 
 CREATE OR REPLACE FUNCTION rotifer.denial_reason(p_op text, p_which text, p_scope text) RETURNS text
@@ -101,17 +102,28 @@ DECLARE
 BEGIN
   lines := 0;
   freed := 0;
+  -- Oldest expiry first, ties in write order (R-RET-4): the audit's order, as on the file.
   FOR r IN
-    DELETE FROM rotifer.entries WHERE agent_id = p_agent AND expires_at IS NOT NULL AND expires_at <= p_now
-    RETURNING key, category, size, seq
+    SELECT key, category, size FROM rotifer.entries
+    WHERE agent_id = p_agent AND expires_at IS NOT NULL AND expires_at <= p_now
+    ORDER BY expires_at, seq
   LOOP
+    DELETE FROM rotifer.entries WHERE agent_id = p_agent AND key = r.key;
     lines := lines + 1;
     freed := freed + r.size;
     PERFORM rotifer.audit_row(p_agent, p_now, p_tx, p_line + lines, 'memory.expire', NULL, r.key, r.category, r.size, NULL);
   END LOOP;
 END $$;
 
--- Ends a call: the agent's counters, and the audit's bound (R-BIND-3: oldest rows trimmed past
+-- `p_tx` if a call that also wrote refusal rows recorded `p_changes` change rows, else NULL:
+-- a transaction number counts changes only, so a refusal leaves no gap in them.
+CREATE OR REPLACE FUNCTION rotifer.tx_if(p_changes integer, p_tx bigint) RETURNS bigint
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT CASE WHEN p_changes > 0 THEN p_tx END
+$$;
+
+-- Ends a call: `p_lines` audit rows written, of which those of transaction `p_tx` (NULL: none)
+-- were changes; the agent's counters, and the audit's bound (R-BIND-3: oldest rows trimmed past
 -- the agent's maximum, the trim itself recorded).
 CREATE OR REPLACE FUNCTION rotifer.finish(
   p_agent text, p_now bigint, p_tx bigint, p_lines integer, p_used bigint, p_seq bigint, p_last_ms bigint
@@ -124,7 +136,7 @@ BEGIN
     used_bytes = p_used,
     last_seq = p_seq,
     last_ms = greatest(last_ms, p_last_ms),
-    last_tx = CASE WHEN p_lines > 0 THEN p_tx ELSE last_tx END,
+    last_tx = CASE WHEN p_lines > 0 AND p_tx IS NOT NULL THEN p_tx ELSE last_tx END,
     audit_rows = audit_rows + p_lines
   WHERE agent_id = p_agent
   RETURNING * INTO v;
@@ -171,6 +183,6 @@ RETURNS rotifer.call_result LANGUAGE plpgsql SET search_path = pg_catalog, rotif
 BEGIN
   PERFORM rotifer.audit_row(p_agent, p_now, NULL, NULL, 'memory.access_denied', NULL, p_key, NULL, NULL,
     jsonb_build_object('op', p_op, 'code', 'MEMORY_ACCESS_DENIED', 'reason', 'no valid v2 id'));
-  PERFORM rotifer.finish(p_agent, p_now, a.last_tx + 1, 1, a.used_bytes, a.last_seq, 0);
+  PERFORM rotifer.finish(p_agent, p_now, NULL, 1, a.used_bytes, a.last_seq, 0);
   RETURN rotifer.refusal('MEMORY_ACCESS_DENIED', 'no valid v2 id', NULL);
 END $$;

@@ -32,7 +32,7 @@ BEGIN
     v_reason := rotifer.denial_reason('delete', 'writeScope', e.write_scope);
     PERFORM rotifer.audit_row(p_agent, v_now, NULL, NULL, 'memory.access_denied', p_gene, p_key, e.category, e.size,
       jsonb_build_object('op', 'delete', 'code', 'MEMORY_ACCESS_DENIED', 'reason', v_reason));
-    PERFORM rotifer.finish(p_agent, v_now, v_tx, v_purged.lines + 1, a.used_bytes - v_purged.freed, a.last_seq, 0);
+    PERFORM rotifer.finish(p_agent, v_now, rotifer.tx_if(v_purged.lines, v_tx), v_purged.lines + 1, a.used_bytes - v_purged.freed, a.last_seq, 0);
     RETURN rotifer.refusal('MEMORY_ACCESS_DENIED', v_reason, NULL);
   END IF;
   PERFORM rotifer.audit_row(p_agent, v_now, v_tx, v_purged.lines + 1, 'memory.delete', p_gene, p_key, e.category, e.size, NULL);

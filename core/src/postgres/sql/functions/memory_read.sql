@@ -34,7 +34,7 @@ BEGIN
     v_reason := rotifer.denial_reason('read', 'readScope', e.read_scope);
     PERFORM rotifer.audit_row(p_agent, v_now, NULL, NULL, 'memory.access_denied', p_gene, p_key, e.category, e.size,
       jsonb_build_object('op', 'read', 'code', 'MEMORY_ACCESS_DENIED', 'reason', v_reason));
-    PERFORM rotifer.finish(p_agent, v_now, v_tx, v_purged.lines + 1, a.used_bytes - v_purged.freed, a.last_seq, 0);
+    PERFORM rotifer.finish(p_agent, v_now, rotifer.tx_if(v_purged.lines, v_tx), v_purged.lines + 1, a.used_bytes - v_purged.freed, a.last_seq, 0);
     RETURN rotifer.refusal('MEMORY_ACCESS_DENIED', v_reason, NULL);
   END IF;
   IF e.last_accessed_by <> p_gene THEN

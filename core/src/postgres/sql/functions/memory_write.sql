@@ -35,9 +35,13 @@ DECLARE
   v_ret_set boolean; v_ret_days integer; v_ret_auto boolean; v_ret_anon boolean;
   v_reason text;
   v_victim record;
+  v_floor bigint;
 BEGIN
   a := rotifer.lock_agent(p_agent, true);
   v_now := rotifer.clock_ms(p_now);
+  -- R-ENT-4: no time before the latest one stored when the call began (as on the file: the
+  -- latest of the entries there are, before this call purges or evicts any).
+  SELECT max(updated_at) INTO v_floor FROM rotifer.entries WHERE agent_id = p_agent;
   v_tx := a.last_tx + 1;
   v_used := a.used_bytes;
 
@@ -134,7 +138,7 @@ BEGIN
     v_lines := v_lines + 1;
     PERFORM rotifer.audit_row(p_agent, v_now, NULL, NULL, 'memory.access_denied', p_gene, p_key, p_category, v_size,
       jsonb_build_object('op', 'write', 'code', 'MEMORY_ACCESS_DENIED', 'reason', v_reason));
-    PERFORM rotifer.finish(p_agent, v_now, v_tx, v_lines, v_used, a.last_seq, 0);
+    PERFORM rotifer.finish(p_agent, v_now, rotifer.tx_if(v_purged.lines, v_tx), v_lines, v_used, a.last_seq, 0);
     RETURN rotifer.refusal('MEMORY_ACCESS_DENIED', v_reason, NULL);
   END IF;
 
@@ -151,7 +155,7 @@ BEGIN
       v_lines := v_lines + 1;
       PERFORM rotifer.audit_row(p_agent, v_now, NULL, NULL, 'memory.quota_reject', p_gene, p_key, p_category, v_size,
         jsonb_build_object('quota', a.quota, 'used', v_used, 'evictable', v_freed, 'needed', v_need));
-      PERFORM rotifer.finish(p_agent, v_now, v_tx, v_lines, v_used, a.last_seq, 0);
+      PERFORM rotifer.finish(p_agent, v_now, rotifer.tx_if(v_purged.lines, v_tx), v_lines, v_used, a.last_seq, 0);
       RETURN rotifer.refusal('MEMORY_QUOTA_EXCEEDED', NULL,
         jsonb_build_object('size', v_size, 'quota', a.quota));
     END IF;
@@ -171,7 +175,7 @@ BEGIN
   END IF;
 
   -- The entry (R-ENT-4: its time never before the latest stored, nor before what it replaces).
-  v_time := greatest(v_now, a.last_ms);
+  v_time := greatest(v_now, coalesce(v_floor, v_now));
   v_lines := v_lines + 1;
   IF v_exists THEN
     v_time := greatest(v_time, old.updated_at, old.created_at);
