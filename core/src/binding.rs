@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{MemoryError, Result};
-use crate::postgres::client::{is_postgres_url, redact_url, Connection, Timeouts};
+use crate::postgres::client::{is_postgres_url, Connection, Timeouts};
 use crate::storage::files::Layout;
 
 /// The word that names the SQLite file where a URL is expected (`--to sqlite`, the agent
@@ -75,10 +75,18 @@ pub fn parse_url(what: &str, url: &str) -> Result<Option<String>> {
         Connection::new(url, Timeouts::default())?;
         return Ok(Some(url.to_string()));
     }
-    Err(MemoryError::invalid(format!(
-        "{what} must be a postgres:// or postgresql:// URL or \"sqlite\", not {:?}",
-        redact_url(url)
-    )))
+    Err(MemoryError::invalid(format!("{what} must be a postgres:// or postgresql:// URL or \"sqlite\", {}", what_was_given(url))))
+}
+
+/// What a refused binding was, without repeating it: it may be a connection string holding a
+/// password (`host=h password=…`), which no URL redaction recognises.
+fn what_was_given(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, _)) if !scheme.is_empty() && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b"+.-".contains(&b)) => {
+            format!("not a {scheme}:// URL")
+        }
+        _ => "not what was given (not repeated here: it may hold a password)".to_string(),
+    }
 }
 
 /// R-BIND-1, in order: `url` (the caller's option); the agent record's `memoryUrl`
@@ -238,7 +246,9 @@ mod tests {
         let (_d, none) = project(None, None);
         let e = choose_url(&none, "a1", Some("mysql://bob:s3cret@h/db")).unwrap_err();
         assert_eq!(e.code, crate::ErrorCode::InvalidInput);
-        assert!(!e.message.contains("s3cret") && e.message.contains("postgres://"), "{}", e.message);
+        assert!(!e.message.contains("s3cret") && e.message.contains("postgres://") && e.message.contains("not a mysql:// URL"), "{}", e.message);
+        let e = choose_url(&none, "a1", Some("host=h user=bob password=s3cret")).unwrap_err();
+        assert!(!e.message.contains("s3cret") && e.message.contains("not repeated"), "{}", e.message);
         let (_d, broken) = project(Some("{not json"), None);
         assert_eq!(choose_url(&broken, "a1", None).unwrap_err().code, crate::ErrorCode::StorageError);
         let (_d, typed) = project(Some(r#"{"memoryUrl": 5}"#), None);

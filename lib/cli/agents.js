@@ -1,6 +1,8 @@
 'use strict'
 // The agent records' files: `.rotifer/agents/<id>.json`, one per agent (R-RUN-7); their format
-// (upstream's shape plus `memoryQuota` and `dataPolicy`) is lib/formats/agent-record.js's.
+// (upstream's shape plus `memoryQuota`, `dataPolicy` and `memoryUrl`) is
+// lib/formats/agent-record.js's. Here too: where an agent's memory lives, as it is shown
+// (R-BIND-1: never with a password).
 // Like everything under `.rotifer/`, the folder is private (0700) and the files 0600, they are
 // never reached through a symlink, and a record another user owns or may write is refused.
 
@@ -12,7 +14,7 @@ const { didYouMean } = require('./suggest')
 const { writePrivateFile } = require('../private-file')
 const { projectNote } = require('./project')
 const { parseComposition, compositionOfGenes, leaves, CompositionError, KINDS, PAR_MERGES } = require('../formats/composition')
-const { parseAgentRecord, formatAgentRecord, AgentRecordError } = require('../formats/agent-record')
+const { parseAgentRecord, formatAgentRecord, AgentRecordError, SQLITE } = require('../formats/agent-record')
 
 /** Agent names follow the memory API's agent id rule, so a name is always safe to print. */
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
@@ -169,10 +171,43 @@ function findAgent(root, ref) {
 }
 
 /**
- * Call before a command opens `agent`'s memory (R-HOST-1): a database that is missing (deleted
- * for a reset; a fresh clone where agent records are committed and databases are not) is
- * created, empty, with the quota and data policy of the agent's record, never the defaults. An
- * existing database is left exactly as it is. A note on stderr says when one was created.
+ * Where `agent`'s memory lives (R-BIND-1: its record's `memoryUrl`, ROTIFER_MEMORY_URL,
+ * rotifer.json's `memory.url`, else the SQLite file), as every command shows it: `sqlite`, or
+ * the PostgreSQL URL with its password replaced by `***`. Connects to nothing.
+ */
+function bindingOf(root, agent) {
+  return memory.agentMemoryBinding({ agentId: agent.id, root })
+}
+
+const isSqlite = (binding) => binding === SQLITE
+
+/**
+ * `agent` as it may be printed: its `memoryUrl`, if it holds a URL, without its password (the
+ * memory API's redaction, the one its messages use).
+ */
+function printableRecord(root, agent) {
+  const url = agent.memoryUrl
+  if (typeof url !== 'string' || url === '' || url === SQLITE) return agent
+  return { ...agent, memoryUrl: memory.agentMemoryBinding({ agentId: agent.id, root, url }) }
+}
+
+/**
+ * The commands that work on the SQLite file alone (backups, bundles) refuse an agent whose
+ * memory is elsewhere, rather than read or write a file its genes and views do not use.
+ */
+function requireSqlite(root, agent, command) {
+  const binding = bindingOf(root, agent)
+  if (!isSqlite(binding)) {
+    throw new CliError(`${command} works on the SQLite file only, and agent "${agent.name}"'s memory is on ${binding}; back that database up with PostgreSQL's own tools`)
+  }
+}
+
+/**
+ * Call before a command opens `agent`'s memory (R-HOST-1): a memory that is missing (a database
+ * deleted for a reset; a fresh clone where agent records are committed and databases are not;
+ * on PostgreSQL, an agent without rows on the server) is created, empty, with the quota and
+ * data policy of the agent's record, never the defaults. An existing memory is left exactly as
+ * it is. A note on stderr says when one was created, and where.
  */
 function ensureAgentMemory(root, agent, io) {
   let created
@@ -183,8 +218,12 @@ function ensureAgentMemory(root, agent, io) {
     const file = path.join(agentsDir(root), `${agent.id}.json`)
     throw new CliError(`agent record ${file} has an invalid memoryQuota or dataPolicy (${e.message}); fix the record or create the agent again`)
   }
-  if (created) {
+  if (!created) return
+  const binding = bindingOf(root, agent)
+  if (isSqlite(binding)) {
     io.err(`note: agent "${agent.name}" had no memory database; created an empty one with the quota and data policy of its record`)
+  } else {
+    io.err(`note: agent "${agent.name}" had no memory on ${binding}; created it there, empty, with the quota and data policy of its record`)
   }
 }
 
@@ -241,4 +280,7 @@ function readComposition(genes, composition, parMerge) {
   return { genome: [...new Set(leaves(plan))], composition: value }
 }
 
-module.exports = { readComposition, agentsDir, ensurePrivateDir, checkAgentName, writeAgent, readAgents, findAgent, ensureAgentMemory, refuseUntrusted }
+module.exports = {
+  readComposition, agentsDir, ensurePrivateDir, checkAgentName, writeAgent, readAgents, findAgent, ensureAgentMemory, refuseUntrusted,
+  bindingOf, isSqlite, printableRecord, requireSqlite,
+}

@@ -1,9 +1,11 @@
 'use strict'
 // An agent record `.rotifer/agents/<id>.json` (R-RUN-7, R-HOST-1): its parser, its writer and its
 // errors. Upstream's shape `{ id, name, state, genome, composition, strategy, createdAt,
-// reputation }` plus this project's `memoryQuota` and `dataPolicy`. Every command that reads a
-// record reads it through here (lib/cli/agents.js holds the files, their trust checks and the
-// atomic write).
+// reputation }` plus this project's `memoryQuota`, `dataPolicy` and, for an agent whose memory is
+// not where the project's configuration puts it, `memoryUrl` (R-BIND-1: a PostgreSQL URL, or
+// "sqlite" for the file). A `memoryUrl` may hold a password: no message here repeats it. Every
+// command that reads a record reads it through here (lib/cli/agents.js holds the files, their
+// trust checks and the atomic write).
 //
 // Records upstream wrote have no memory fields: they get the default quota (10 MB) and data
 // policy (no anonymization, no retention limit), which R-HOST-1's recreation of a missing
@@ -23,6 +25,13 @@ const MAX_RETENTION_DAYS = 2147483647
 const AGENT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/
+/** The word that names the SQLite file where a memory URL is expected. */
+const SQLITE = 'sqlite'
+
+/** Whether `text` names a binding (R-BIND-1): a postgres:// or postgresql:// URL, or "sqlite". */
+function isMemoryUrl(text) {
+  return typeof text === 'string' && (text === SQLITE || /^postgres(ql)?:\/\/./.test(text))
+}
 
 /** A record that cannot be used; the message names the file, the field, the fault and the fix. */
 class AgentRecordError extends CliError {
@@ -59,6 +68,10 @@ function checkAgentRecord(value, file, id) {
   if ('reputation' in value && typeof value.reputation !== 'number') fail('reputation', `must be a number (got ${shown(value.reputation)})`, 'fix it or remove the field')
   if ('memoryQuota' in value && !(Number.isSafeInteger(value.memoryQuota) && value.memoryQuota > 0)) {
     fail('memoryQuota', `must be a whole number of bytes greater than 0 (got ${shown(value.memoryQuota)})`, `fix it, or remove it for the default ${DEFAULT_QUOTA} (10 MB)`)
+  }
+  // Empty or null counts as not given, as where the memory lives is chosen (core/src/binding.rs).
+  if ('memoryUrl' in value && value.memoryUrl !== null && value.memoryUrl !== '' && !isMemoryUrl(value.memoryUrl)) {
+    fail('memoryUrl', `must be a postgres:// or postgresql:// URL, or "sqlite" for the SQLite file (got ${typeof value.memoryUrl === 'string' ? 'another text, not repeated here: it may hold a password' : shown(value.memoryUrl)})`, 'fix it, or remove it to use the project\'s binding')
   }
   const dataPolicy = 'dataPolicy' in value ? checkDataPolicy(value.dataPolicy, fail) : { ...DEFAULT_DATA_POLICY }
   const legacy = !('state' in value)
@@ -114,10 +127,11 @@ function parseAgentRecord(text, file, id) {
 /**
  * A new record in upstream's shape, with this project's memory fields: `genome` (names),
  * `composition` (as written by compositionOfGenes or a composition file), `strategy` (default
- * "manual", as upstream's create with --genes), `memoryQuota` (bytes), `dataPolicy`.
+ * "manual", as upstream's create with --genes), `memoryQuota` (bytes), `dataPolicy`, and
+ * `memoryUrl` when one is given.
  */
-function newAgentRecord({ name, genome, composition, strategy = 'manual', memoryQuota = DEFAULT_QUOTA, dataPolicy = DEFAULT_DATA_POLICY }) {
-  return {
+function newAgentRecord({ name, genome, composition, strategy = 'manual', memoryQuota = DEFAULT_QUOTA, dataPolicy = DEFAULT_DATA_POLICY, memoryUrl }) {
+  const record = {
     id: randomUUID(),
     name,
     state: 'Active',
@@ -129,13 +143,15 @@ function newAgentRecord({ name, genome, composition, strategy = 'manual', memory
     memoryQuota,
     dataPolicy: { ...dataPolicy },
   }
+  if (memoryUrl !== undefined) record.memoryUrl = memoryUrl
+  return record
 }
 
-const WRITTEN = ['id', 'name', 'state', 'genome', 'composition', 'strategy', 'createdAt', 'reputation', 'memoryQuota', 'dataPolicy']
+const WRITTEN = ['id', 'name', 'state', 'genome', 'composition', 'strategy', 'createdAt', 'reputation', 'memoryQuota', 'dataPolicy', 'memoryUrl']
 
 /** The text of `record` as written to its file: upstream's field order, then ours. */
 function formatAgentRecord(record) {
   return JSON.stringify(Object.fromEntries(WRITTEN.filter((k) => k in record).map((k) => [k, record[k]])), null, 2) + '\n'
 }
 
-module.exports = { DEFAULT_QUOTA, DEFAULT_DATA_POLICY, MAX_RETENTION_DAYS, AGENT_ID, AgentRecordError, checkAgentRecord, parseAgentRecord, newAgentRecord, formatAgentRecord }
+module.exports = { SQLITE, isMemoryUrl, DEFAULT_QUOTA, DEFAULT_DATA_POLICY, MAX_RETENTION_DAYS, AGENT_ID, AgentRecordError, checkAgentRecord, parseAgentRecord, newAgentRecord, formatAgentRecord }

@@ -29,27 +29,46 @@ impl Default for Timeouts {
 }
 
 /// The URL with its password (and any `password=` parameter) replaced by `***`.
+///
+/// Parsers disagree on where the user info ends (libpq: at the last `@` before the first `/`;
+/// tokio-postgres: at the first `@` anywhere), and a password holding an unencoded `/`, `?` or
+/// `@` moves it. So whatever any of them could take for the password goes: everything from the
+/// first `:` after `scheme://` to the last `@`, when that `:` comes first. A URL with an `@` in a
+/// parameter may lose more than its password; it never shows one.
 pub fn redact_url(url: &str) -> String {
     let mut out = url.to_string();
     if let Some(scheme_end) = out.find("://") {
-        let rest_start = scheme_end + 3;
-        let authority_end = out[rest_start..].find(['/', '?']).map_or(out.len(), |i| rest_start + i);
-        if let Some(at) = out[rest_start..authority_end].rfind('@') {
-            let userinfo = &out[rest_start..rest_start + at];
-            if let Some(colon) = userinfo.find(':') {
-                out.replace_range(rest_start + colon + 1..rest_start + at, "***");
+        let rest = scheme_end + 3;
+        if let (Some(colon), Some(at)) = (out[rest..].find(':'), out[rest..].rfind('@')) {
+            if colon < at {
+                out.replace_range(rest + colon + 1..rest + at, "***");
             }
         }
     }
     if let Some(q) = out.find('?') {
         let (head, query) = out.split_at(q + 1);
-        let redacted: Vec<String> = query
-            .split('&')
-            .map(|p| if p.to_ascii_lowercase().starts_with("password=") { "password=***".to_string() } else { p.to_string() })
-            .collect();
-        out = format!("{head}{}", redacted.join("&"));
+        out = format!("{head}{}", redact_password_parameters(query));
     }
     out
+}
+
+/// `password=…` parameters of a query as `password=***`. A value runs to the next `&` that
+/// starts another `name=` parameter, so an unencoded `&` in a password does not show its rest.
+fn redact_password_parameters(query: &str) -> String {
+    let starts_parameter = |p: &str| p.split_once('=').is_some_and(|(name, _)| !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+    let mut out: Vec<String> = Vec::new();
+    let mut in_password = false;
+    for part in query.split('&') {
+        if starts_parameter(part) || out.is_empty() {
+            in_password = part.to_ascii_lowercase().starts_with("password=");
+            out.push(if in_password { "password=***".to_string() } else { part.to_string() });
+        } else if !in_password {
+            let last = out.last_mut().expect("a first part");
+            last.push('&');
+            last.push_str(part);
+        }
+    }
+    out.join("&")
 }
 
 /// Is `url` one of PostgreSQL's (R-BIND-1)?
@@ -228,6 +247,27 @@ mod tests {
         assert_eq!(redact_url("postgres://bob@db/app?password=s3cret&sslmode=require"), "postgres://bob@db/app?password=***&sslmode=require");
         assert_eq!(redact_url("postgresql://bob:a@b@db/app"), "postgresql://bob:***@db/app", "the last @ ends the user info");
         assert_eq!(redact_url("postgresql://db/app"), "postgresql://db/app");
+        assert_eq!(redact_url("postgresql://bob@db:5432/app?sslmode=disable"), "postgresql://bob@db:5432/app?sslmode=disable");
+        assert_eq!(redact_url("postgresql:///app?host=/run/postgresql&user=bob"), "postgresql:///app?host=/run/postgresql&user=bob");
+    }
+
+    #[test]
+    fn a_password_that_moves_where_the_user_info_ends_never_shows() {
+        // tokio-postgres takes everything up to the first @ as the user info, libpq the authority
+        // up to the first / or ?: both readings of each URL are hidden.
+        for (url, secret) in [
+            ("postgresql://bob:pa/ss@db/app", "pa/ss"),
+            ("postgresql://bob:pa?ss@db/app", "pa?ss"),
+            ("postgresql://a@b:s3cret@db/app", "s3cret"),
+            ("postgres://bob@db/app?password=s3&cret&sslmode=require", "cret"),
+            ("postgres://bob@db/app?sslmode=require&PASSWORD=s3cret", "s3cret"),
+        ] {
+            let shown = redact_url(url);
+            assert!(!shown.contains(secret), "{url} shows as {shown}");
+            let e = Connection::new(url, Timeouts::default()).err().map(|e| e.message).unwrap_or_default();
+            assert!(!e.contains(secret), "{e}");
+        }
+        assert_eq!(redact_url("postgres://bob@db/app?password=s3&cret&sslmode=require"), "postgres://bob@db/app?password=***&sslmode=require");
     }
 
     #[test]

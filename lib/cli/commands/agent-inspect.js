@@ -3,7 +3,7 @@
 // figures their databases enforce (inspectAgentMemory). Nothing here changes anything.
 
 const memory = require('../../../index.js')
-const { readAgents, findAgent } = require('../agents')
+const { readAgents, findAgent, bindingOf, printableRecord } = require('../agents')
 const { describeComposition } = require('../../formats/composition')
 const { describeError } = require('../errors')
 const { formatQuota, formatSize, quotaSize, printable, plural, policyText, usageBar, percent, fitTable, field, terminalWidth, useColor, bold, visibleWidth } = require('../format')
@@ -149,19 +149,21 @@ const show = {
     'size, evictable size (what eviction could free; PREFERENCE is never evicted), the nearest',
     'expiry and the share of the quota, drawn as bars at a terminal. Sizes are in KB, MB and GB of',
     "1024 bytes (--json: exact bytes). <agent> is the agent's name or id. Reading changes nothing",
-    'and is not audited.',
+    'and is not audited. The binding line says where the memory lives: sqlite (the file), or the',
+    'PostgreSQL URL with its password shown as ***.',
   ],
   positionals: ['agent'],
   options: {
-    json: { type: 'boolean', help: 'print { agent: <record>, memory: <figures of inspectAgentMemory, or null> }' },
+    json: { type: 'boolean', help: 'print { agent: <record>, binding: "sqlite" or the URL without its password, memory: <figures of inspectAgentMemory, or null> } (a memoryUrl without its password too)' },
   },
   examples: ['rotifer agent show my-agent', 'rotifer agent show my-agent --json'],
 
   async run({ positionals, options, root, io }) {
     const agent = findAgent(root, positionals.agent)
+    const binding = bindingOf(root, agent)
     const usage = memory.inspectAgentMemory({ agentId: agent.id, root })
     if (options.json) {
-      io.out(JSON.stringify({ agent, memory: usage }, null, 2))
+      io.out(JSON.stringify({ agent: printableRecord(root, agent), binding, memory: usage }, null, 2))
       return 0
     }
     const width = outputWidth()
@@ -173,6 +175,7 @@ const show = {
     out('genome', agent.genome.join(', '))
     out('composition', printable(describeComposition(agent.plan)))
     if (agent.createdAt) out('created', printable(agent.createdAt))
+    out('binding', printable(binding))
     if (usage === null) {
       if (agent.dataPolicy) out('data policy', `${policyText(agent.dataPolicy)} (from the record)`)
       out('memory', 'not created yet')

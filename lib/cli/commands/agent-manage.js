@@ -8,7 +8,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const memory = require('../../../index.js')
 const { CliError, UsageError } = require('../errors')
-const { findAgent, writeAgent, agentsDir } = require('../agents')
+const { findAgent, writeAgent, agentsDir, bindingOf, isSqlite } = require('../agents')
 const { formatQuota, formatSize, policyText, plural, field, terminalWidth } = require('../format')
 const { MAX_RETENTION_DAYS } = require('../../formats/agent-record')
 const { fitnessFile } = require('../../formats/fitness-state')
@@ -119,6 +119,8 @@ const del = {
     'record: if it cannot all be removed, the record stays and running the command again finishes.',
     'At a terminal it asks first (y to go ahead; --yes does not ask); without one (a script,',
     'stdin not a terminal) it needs --yes (exit 2 without it). <agent> is its name or id.',
+    "On PostgreSQL the memory is the agent's rows on the server (entries and audit rows), dropped",
+    'after the memory.drop line is written to .rotifer/audit.jsonl.',
   ],
   positionals: ['agent'],
   options: {
@@ -130,6 +132,8 @@ const del = {
   async run({ positionals, options, root, io }) {
     const agent = findAgent(root, positionals.agent)
     const keep = options['keep-memory'] === true
+    // Where the memory is, read while the record (which may say) is still there.
+    const binding = bindingOf(root, agent)
     // A person at a terminal confirms; a script must say --yes.
     const what = keep ? 'its record (its memory is kept)' : 'its record and its memory'
     await confirm({
@@ -163,12 +167,14 @@ const del = {
     } catch {}
     if (fitness) fs.rmSync(fitness, { force: true })
     io.out(`Deleted agent "${agent.name}" (${agent.id})`)
+    const onFile = isSqlite(binding)
     if (keep) {
-      io.out(`  memory kept   .rotifer/memory/${agent.id}.db`)
+      io.out(`  memory kept   ${onFile ? `.rotifer/memory/${agent.id}.db` : `on ${binding}`}`)
     } else if (dropped.existed) {
-      io.out(`  memory        deleted: ${plural(dropped.entries, 'entry', 'entries')} (${formatSize(dropped.used)}), ${plural(dropped.removed.length, 'file')}`)
+      const where = onFile ? plural(dropped.removed.length, 'file') : `its rows on ${binding}`
+      io.out(`  memory        deleted: ${plural(dropped.entries, 'entry', 'entries')} (${formatSize(dropped.used)}), ${where}`)
     } else {
-      io.out('  memory        none (it had no database)')
+      io.out(`  memory        none (${onFile ? 'it had no database' : `it had no memory on ${binding}`})`)
     }
     return 0
   },

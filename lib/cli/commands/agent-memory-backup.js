@@ -8,7 +8,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const memory = require('../../../index.js')
 const { CliError } = require('../errors')
-const { findAgent, ensureAgentMemory } = require('../agents')
+const { findAgent, ensureAgentMemory, requireSqlite } = require('../agents')
 const { formatSize } = require('../format')
 const { confirm, progress } = require('../interactive')
 
@@ -36,6 +36,7 @@ const backup = {
 
   async run({ positionals, options, root, io }) {
     const agent = findAgent(root, positionals.agent)
+    requireSqlite(root, agent, 'agent memory backup')
     ensureAgentMemory(root, agent, io)
     const file = path.resolve(positionals.file)
     const bar = progress({ json: options.json })
@@ -80,6 +81,7 @@ const restore = {
 
   async run({ positionals, options, root, io }) {
     const agent = findAgent(root, positionals.agent)
+    requireSqlite(root, agent, 'agent memory restore')
     const file = path.resolve(positionals.file)
     let size
     try {

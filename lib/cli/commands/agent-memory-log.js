@@ -18,7 +18,7 @@ const { parseLimit } = require('./agent-memory')
 const REFUSAL_KEY_BYTES = 64
 const REFUSALS = ['memory.access_denied', 'memory.quota_reject']
 
-const ACTIONS = ['create', 'update', 'delete', 'evict', 'expire', 'restore', 'drop', 'quota_reject', 'access_denied']
+const ACTIONS = ['create', 'update', 'delete', 'evict', 'expire', 'restore', 'drop', 'quota_reject', 'access_denied', 'audit_trim']
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i
 const DATE = /^(\d{4})-(\d\d)-(\d\d)$/
 
@@ -88,6 +88,8 @@ function detailText(l) {
     if (l.action === 'memory.access_denied') return `${l.op || '?'}: ${l.reason || l.code || ''}`
     if (l.action === 'memory.quota_reject') return `needed ${size(l.needed)} more, quota ${size(l.quota)}, used ${size(l.used)}, evictable ${size(l.evictable)}`
     if (l.action === 'memory.restore' || l.action === 'memory.drop') return l.reason || ''
+    // R-BIND-3: on PostgreSQL the oldest rows past the deployer's bound go, and this line says so.
+    if (l.action === 'memory.audit_trim') return `trimmed the ${l.trimmed === 1 ? 'oldest line' : `${l.trimmed} oldest lines`} (at most ${l.max} kept)`
     return ''
   })()
   if (l.committed !== false) return detail
@@ -287,6 +289,9 @@ const log = {
     'than two days, or as --by says): on a terminal as one strip per action, one column per',
     'period; otherwise as plain lines "<period>  <action>  <lines>"; with --json as an object.',
     'A refusal summary line counts as the refusals it stands for; uncommitted lines count apart.',
+    'On PostgreSQL the lines are the agent\'s audit rows on the server, in the same shapes, all',
+    'committed; when the oldest are trimmed past the deployer\'s bound, an audit_trim line says',
+    'how many went.',
   ],
   positionals: ['agent'],
   options: {

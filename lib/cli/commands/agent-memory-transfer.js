@@ -7,7 +7,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const memory = require('../../../index.js')
 const { CliError } = require('../errors')
-const { findAgent, ensureAgentMemory } = require('../agents')
+const { findAgent, ensureAgentMemory, requireSqlite } = require('../agents')
 const { formatSize } = require('../format')
 const { confirm, progress } = require('../interactive')
 
@@ -60,6 +60,7 @@ const exportCommand = {
 
   async run({ positionals, options, root, io }) {
     const agent = findAgent(root, positionals.agent)
+    requireSqlite(root, agent, 'agent memory export')
     const output = options.output === undefined ? undefined : path.resolve(options.output)
     const bar = progress()
     const usage = process.stderr.isTTY ? memory.inspectAgentMemory({ agentId: agent.id, root }) : null
@@ -115,6 +116,7 @@ const importCommand = {
   async run({ positionals, options, root, io }) {
     const onConflict = options['on-conflict'] === undefined ? 'fail' : options['on-conflict']
     const agent = findAgent(root, positionals.agent)
+    requireSqlite(root, agent, 'agent memory import')
     if (onConflict === 'replace') {
       // Replacing overwrites the agent's entries: a person confirms, a script says --yes.
       await confirm({

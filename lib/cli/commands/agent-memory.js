@@ -157,7 +157,8 @@ const del = {
     'terminal, a delete that matches more than one entry asks first (y to go ahead) and shows a',
     'progress line while it runs; --yes goes ahead without asking. Without a terminal (a script,',
     'stdin not a terminal) a delete by --category or --key-prefix needs --yes (exit 2 without it).',
-    'Each deletion is recorded in .rotifer/audit.jsonl with actor "deployer".',
+    'Each deletion is recorded in .rotifer/audit.jsonl (on PostgreSQL, in the agent\'s audit rows',
+    'on the server) with actor "deployer".',
   ],
   positionals: ['agent'],
   options: {

@@ -4,12 +4,12 @@
 const memory = require('../../../index.js')
 const { CliError, UsageError } = require('../errors')
 const { readGene, checkGeneName } = require('../project')
-const { checkAgentName, writeAgent, readAgents, findAgent, readComposition, ensureAgentMemory, agentsDir } = require('../agents')
+const { checkAgentName, writeAgent, readAgents, findAgent, readComposition, ensureAgentMemory, agentsDir, bindingOf } = require('../agents')
 const { parseInput, parseTimeout, TIMEOUT_OPTION } = require('../runner')
 const { formatQuota, policyText, field, shortGeneId, terminalWidth, visibleWidth } = require('../format')
 const { runAgent, DEFAULT_INPUT } = require('../../runtime')
 const { printable, printableJson } = require('../terminal-text')
-const { DEFAULT_QUOTA, MAX_RETENTION_DAYS, newAgentRecord, checkAgentRecord } = require('../../formats/agent-record')
+const { DEFAULT_QUOTA, MAX_RETENTION_DAYS, newAgentRecord, checkAgentRecord, isMemoryUrl } = require('../../formats/agent-record')
 const { KINDS, PAR_MERGES, describeComposition } = require('../../formats/composition')
 const { rankGenes } = require('../arena')
 const { seqWarnings } = require('../schema-compat')
@@ -62,6 +62,25 @@ function parseStrategy(text) {
   return text
 }
 
+/**
+ * `--memory-url`: a postgres:// or postgresql:// URL, or `sqlite` (R-BIND-1), checked as the
+ * memory API parses it. No message repeats the value: it may hold a password.
+ */
+function parseMemoryUrl(text, agentId, root) {
+  if (text === undefined) return undefined
+  if (!isMemoryUrl(text)) {
+    throw new UsageError('invalid --memory-url: give a postgres:// or postgresql:// URL (libpq\'s form), or sqlite for the SQLite file; the value given is not repeated here, since it may hold a password', 'agent create', { seeHelp: false })
+  }
+  try {
+    memory.agentMemoryBinding({ agentId, root, url: text })
+  } catch (e) {
+    // The memory API's message shows the URL without its password.
+    if (e.code === 'MEMORY_INVALID_INPUT') throw new UsageError(`invalid --memory-url: ${e.message}`, 'agent create', { seeHelp: false })
+    throw e
+  }
+  return text
+}
+
 function parseQuota(text) {
   try {
     return memory.parseMemoryQuota(text)
@@ -76,7 +95,7 @@ const create = {
   name: 'agent create',
   needsProject: true,
   summary: 'create an agent from genes, with its memory quota and data policy',
-  usage: 'rotifer agent create <name> -g|--genes <gene…> [--composition Seq|Par|Cond|Try|TryPool] [--par-merge first|concat|merge] [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]\n       rotifer agent create <name> -d|--domain <domain> [-n|--top <N>] [--composition Seq|Par|Cond|Try|TryPool] [--par-merge first|concat|merge] [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]\n       rotifer agent create <name> --composition <file.json> [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>]',
+  usage: 'rotifer agent create <name> -g|--genes <gene…> [--composition Seq|Par|Cond|Try|TryPool] [--par-merge first|concat|merge] [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>] [--memory-url <url|sqlite>]\n       rotifer agent create <name> -d|--domain <domain> [-n|--top <N>] [--composition Seq|Par|Cond|Try|TryPool] [--par-merge first|concat|merge] [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>] [--memory-url <url|sqlite>]\n       rotifer agent create <name> --composition <file.json> [--strategy <word>] [--memory-quota=<size>] [--allow-anonymization] [--max-retention-days=<N>] [--memory-url <url|sqlite>]',
   description: [
     'Creates an agent that runs the given genes and creates its memory, as upstream\'s agent create:',
     'Seq (default) runs them in order, each output the next input (one gene: Single); Par runs them',
@@ -90,6 +109,9 @@ const create = {
     '--genes, -d/--domain picks the top -n/--top genes (default 2) of the domain from the local',
     'arena, ranked by upstream\'s estimated fitness (strategy greedy). A Seq whose gene\'s',
     'outputSchema lacks a field the next gene\'s inputSchema requires is warned about on stderr.',
+    'The memory is created where the project puts it (ROTIFER_MEMORY_URL, rotifer.json\'s',
+    'memory.url, else the SQLite file), or where --memory-url says, which the record keeps',
+    '(memoryUrl): a PostgreSQL URL (its role must reach the server now), or sqlite.',
   ],
   positionals: ['name'],
   options: {
@@ -102,6 +124,7 @@ const create = {
     'memory-quota': { type: 'string', value: '<size>', help: 'memory quota: a number and KB, MB or GB (1 KB = 1024 bytes), e.g. 512KB, 50MB, 1.5GB; more than 0, at most 1024GB. Default 10MB' },
     'allow-anonymization': { type: 'boolean', help: 'the data policy supports anonymization: entries may be written with sharePolicy ANONYMIZED_SHARE or KNOWLEDGE_GENE' },
     'max-retention-days': { type: 'string', value: '<N>', help: 'the data policy keeps entries at most N days (1 to 2147483647); default: no limit' },
+    'memory-url': { type: 'string', value: '<url|sqlite>', help: "where the agent's memory lives, kept in its record: a postgres:// or postgresql:// URL, or sqlite for the SQLite file; default: ROTIFER_MEMORY_URL, rotifer.json's memory.url, else the file" },
   },
   examples: [
     'rotifer agent create my-agent --genes formatter --memory-quota=50MB',
@@ -109,6 +132,7 @@ const create = {
     'rotifer agent create fan -g a b --composition Par --par-merge concat',
     'rotifer agent create router --composition router.json',
     'rotifer agent create best -d code.format -n 1',
+    'rotifer agent create shared -g formatter --memory-url postgresql://deploy@db.internal/rotifer',
   ],
 
   async run({ positionals, options, root, io }) {
@@ -144,12 +168,15 @@ const create = {
       for (const w of warnings) io.err(`  ${w}`)
     }
     const record = newAgentRecord({ name, genome: genes.map((g) => g.name), composition, strategy, memoryQuota: quota, dataPolicy })
+    const memoryUrl = parseMemoryUrl(options['memory-url'], record.id, root)
+    if (memoryUrl !== undefined) record.memoryUrl = memoryUrl
     const { plan } = checkAgentRecord(record, `.rotifer/agents/${record.id}.json`, record.id)
 
     // Memory first: if it cannot be created, no agent record points at it.
-    memory.createAgentMemory({ agentId: record.id, root, quota, dataPolicy })
+    memory.createAgentMemory({ agentId: record.id, root, quota, dataPolicy, url: memoryUrl })
     writeAgent(root, record)
     const id = record.id
+    const binding = bindingOf(root, record)
 
     // At a terminal, lines fit it (gene ids shortened if need be); piped, everything in full.
     const width = terminalWidth(process.stdout, Infinity)
@@ -163,6 +190,7 @@ const create = {
     io.out(field('strategy', strategy, width))
     io.out(field('memory quota', formatQuota(quota), width))
     io.out(field('data policy', policyText(dataPolicy), width))
+    io.out(field('binding', binding, width))
     return 0
   },
 }
