@@ -154,6 +154,33 @@ function telemetryEnabled() {
   return !(t !== undefined && off(t)) && !(dnt && !['0', 'false'].includes(dnt.toLowerCase()))
 }
 
+/**
+ * The row a model entry is stored as, its columns as a binding encodes them (`as`): SQLite keeps
+ * keys as bytes and enums and flags as integers, PostgreSQL text and booleans; `seq` only where
+ * the model's numbers are the store's.
+ */
+function storedRow(e, as) {
+  return {
+    key: as.key(e.key),
+    category: as.category(e.category),
+    value: as.value(e.value),
+    size: e.size,
+    created_by: e.createdBy,
+    creator_domain: e.creatorDomain,
+    last_accessed_by: e.lastAccessedBy,
+    created_at: e.createdAt,
+    updated_at: e.updatedAt,
+    ...(as.seq ? { seq: e.seq } : {}),
+    read_scope: as.scope(e.access.readScope),
+    write_scope: as.scope(e.access.writeScope),
+    share_policy: as.share(e.access.sharePolicy),
+    ret_set: as.flag(!!e.retention),
+    ret_days: e.retention ? e.retention.maxRetentionDays : null,
+    ret_auto_delete: as.flag(!!(e.retention && e.retention.autoDeleteOnTermination)),
+    ret_anonymization: as.flag(!!(e.retention && e.retention.anonymizationSupported)),
+  }
+}
+
 /** The stored state of every agent against the model, read straight from the databases. */
 function checkStoredState(root, model) {
   for (const agentId of AGENTS) {
@@ -178,24 +205,8 @@ function checkStoredState(root, model) {
            FROM entries ORDER BY updated_at DESC, seq DESC`,
         )
         .all()
-      const expected = Model.recentFirst(a).map((e) => ({
-        key: Buffer.from(e.key),
-        category: CATEGORY_INDEX[e.category],
-        value: e.value,
-        size: e.size,
-        created_by: e.createdBy,
-        creator_domain: e.creatorDomain,
-        last_accessed_by: e.lastAccessedBy,
-        created_at: e.createdAt,
-        updated_at: e.updatedAt,
-        seq: e.seq,
-        read_scope: SCOPE_INDEX[e.access.readScope],
-        write_scope: SCOPE_INDEX[e.access.writeScope],
-        share_policy: SHARE_INDEX[e.access.sharePolicy],
-        ret_set: e.retention ? 1 : 0,
-        ret_days: e.retention ? e.retention.maxRetentionDays : null,
-        ret_auto_delete: e.retention && e.retention.autoDeleteOnTermination ? 1 : 0,
-        ret_anonymization: e.retention && e.retention.anonymizationSupported ? 1 : 0,
+      const expected = Model.recentFirst(a).map((e) => storedRow(e, {
+        key: (k) => Buffer.from(k), value: (v) => v, category: (c) => CATEGORY_INDEX[c], scope: (x) => SCOPE_INDEX[x], share: (x) => SHARE_INDEX[x], flag: (f) => (f ? 1 : 0), seq: true,
       }))
       assert.deepStrictEqual(rows, expected, `${agentId}: stored entries, most recently updated first`)
       assert.equal(db.prepare('SELECT COALESCE(SUM(size), 0) AS s FROM entries').get().s, row.used, 'byte total = sum of sizes')
@@ -228,23 +239,8 @@ function checkServerState(admin, model) {
         'read_scope', read_scope, 'write_scope', write_scope, 'share_policy', share_policy, 'ret_set', ret_set, 'ret_days', ret_days,
         'ret_auto_delete', ret_auto_delete, 'ret_anonymization', ret_anonymization) ORDER BY updated_at DESC, seq DESC), '[]')
       FROM rotifer.entries WHERE agent_id = ${lit(agentId)}`)
-    const expected = Model.recentFirst(a).map((e) => ({
-      key: e.key,
-      category: e.category,
-      value: Buffer.from(e.value).toString('hex'),
-      size: e.size,
-      created_by: e.createdBy,
-      creator_domain: e.creatorDomain,
-      last_accessed_by: e.lastAccessedBy,
-      created_at: e.createdAt,
-      updated_at: e.updatedAt,
-      read_scope: e.access.readScope,
-      write_scope: e.access.writeScope,
-      share_policy: e.access.sharePolicy,
-      ret_set: !!e.retention,
-      ret_days: e.retention ? e.retention.maxRetentionDays : null,
-      ret_auto_delete: !!(e.retention && e.retention.autoDeleteOnTermination),
-      ret_anonymization: !!(e.retention && e.retention.anonymizationSupported),
+    const expected = Model.recentFirst(a).map((e) => storedRow(e, {
+      key: (k) => k, value: (v) => Buffer.from(v).toString('hex'), category: (c) => c, scope: (x) => x, share: (x) => x, flag: (f) => f, seq: false,
     }))
     assert.deepStrictEqual(JSON.parse(rows), expected, `${agentId}: stored entries, most recently updated first`)
   }

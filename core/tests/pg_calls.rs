@@ -10,6 +10,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+mod common;
+
+use common::pg::{admin_url, with_database};
 use rotifer_memory_core::model::RetentionArg;
 use rotifer_memory_core::postgres::calls::{self, Caller, Outcome, QueryArgs, WriteArgs};
 use rotifer_memory_core::postgres::client::{Connection, Timeouts};
@@ -17,23 +20,6 @@ use rotifer_memory_core::postgres::setup::{latest_version, quote_literal, setup}
 use rotifer_memory_core::{Category, ErrorCode};
 
 const GENE: &str = "v2:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-
-fn admin_url() -> Option<String> {
-    match std::env::var("ROTIFER_TEST_PG_ADMIN_URL") {
-        Ok(url) => Some(url),
-        Err(_) if std::env::var("CI").as_deref() == Ok("true") => panic!("CI=true and no ROTIFER_TEST_PG_ADMIN_URL: run the tests with npm test"),
-        Err(_) => {
-            eprintln!("PostgreSQL tests skipped: no ROTIFER_TEST_PG_ADMIN_URL (npm test starts a cluster)");
-            None
-        }
-    }
-}
-
-fn with_database(url: &str, db: &str) -> String {
-    let (head, query) = url.split_once('?').unwrap_or((url, ""));
-    let base = &head[..head.rfind('/').expect("a database in the URL")];
-    format!("{base}/{db}?{query}")
-}
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
