@@ -206,6 +206,12 @@ export declare function readFunction(makeEntry: JsAny): JsOut
 /** `restoreAgentMemory({ agentId, root?, file }, now)`: `{ entries, replaced, expired, used }`. */
 export declare function restoreAgentMemory(options: JsAny, now: JsAny): JsOut
 
+/**
+ * `setupMemoryBinding({ adminUrl, role?, password? })` (R-BIND-4, `rotifer binding setup`): the
+ * `{ fromVersion, toVersion, roleUrl, passwordSet }` (`postgres::setup::setup_binding`).
+ */
+export declare function setupMemoryBinding(options: JsAny): JsOut
+
 export declare function verifyIr(wasm: Buffer): IrVerification
 
 export declare function wasmLimits(): WasmLimits

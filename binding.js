@@ -861,5 +861,6 @@ module.exports.parseMemoryQuota = nativeBinding.parseMemoryQuota
 module.exports.readAgentAuditLog = nativeBinding.readAgentAuditLog
 module.exports.readFunction = nativeBinding.readFunction
 module.exports.restoreAgentMemory = nativeBinding.restoreAgentMemory
+module.exports.setupMemoryBinding = nativeBinding.setupMemoryBinding
 module.exports.verifyIr = nativeBinding.verifyIr
 module.exports.wasmLimits = nativeBinding.wasmLimits

@@ -209,6 +209,8 @@ export interface GatewayResponse {
 export declare function createAgentMemory(options: {
   agentId: string
   root?: string | undefined
+  /** Where: a `postgres://` URL or `"sqlite"`; default as `GeneMemoryOptions.url` says. */
+  url?: string | undefined
   /** `"50MB"`, `"512KB"`, `"1.5GB"` (1 KB = 1024 bytes), or a number of bytes. */
   quota?: string | number | undefined
   dataPolicy?: DataPolicy | undefined
@@ -224,6 +226,8 @@ export declare function createAgentMemory(options: {
 export declare function ensureAgentMemory(options: {
   agentId: string
   root?: string | undefined
+  /** Where: a `postgres://` URL or `"sqlite"`; default as `GeneMemoryOptions.url` says. */
+  url?: string | undefined
   /** `"50MB"`, `"512KB"`, `"1.5GB"` (1 KB = 1024 bytes), or a number of bytes. */
   quota?: string | number | undefined
   dataPolicy?: DataPolicy | undefined
@@ -372,6 +376,22 @@ export declare function deleteAgentDatabase(options: { agentId: string; root?: s
  * it: `"sqlite"`, or the PostgreSQL URL without its password. Connects to nothing.
  */
 export declare function agentMemoryBinding(options: { agentId: string; root?: string | undefined; url?: string | undefined }): string
+
+/**
+ * Sets up a PostgreSQL database for memory, or moves its schema forward (`rotifer binding
+ * setup`): as the administrator at `adminUrl`, in one transaction, idempotently. With `role`,
+ * makes or updates that deployment's login role (its grants and timeouts), and with `password`
+ * sets its password (sent as a SCRAM verifier, never as text). Answers the URL the deployment's
+ * hosts use: the administrator's, with `role` as its user and no password.
+ */
+export declare function setupMemoryBinding(options: { adminUrl: string; role?: string | undefined; password?: string | undefined }): {
+  /** The schema's version before (0: none) and after. */
+  fromVersion: number
+  toVersion: number
+  /** With `role`: `postgresql://<role>@<host>/<db>…`, no password in it. */
+  roleUrl: string | null
+  passwordSet: boolean
+}
 
 /**
  * Replaces every entry of the agent with those of a backup made by `backupAgentMemory`, as one

@@ -29,6 +29,7 @@ export const {
   parseMemoryQuota,
   readAgentAuditLog,
   restoreAgentMemory,
+  setupMemoryBinding,
 } = api
 
 export default api

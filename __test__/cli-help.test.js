@@ -87,7 +87,7 @@ test('--help on every command prints its usage, exits 0 and runs nothing', (t) =
 test('a wrong command line is one error line and exit code 2', (t) => {
   const root = makeProject(t)
   const cases = [
-    [[], /^error: rotifer: missing command: agent, gene, init, list, wrap, compile, run, test, hello, scan or doctor/],
+    [[], /^error: rotifer: missing command: agent, gene, init, list, wrap, compile, run, test, hello, scan, doctor or binding/],
     [['wrap', 'g', '-x'], /^error: rotifer wrap: unknown option -x/],
     [['wrap', 'g', '-d', 'Bad Domain'], /^error: rotifer wrap: invalid --domain "Bad Domain": use lower-case letters/],
     [['wrap', 'g', '--fidelity', 'Full'], /invalid --fidelity "Full": give Wrapped, Hybrid, Native/],

@@ -80,6 +80,7 @@ function create(native) {
       listAgentMemoryPage: fail,
       openAgentAuditLog: fail,
       agentMemoryBinding: fail,
+      setupMemoryBinding: fail,
       TEST_GENE_ID,
     }
   }
@@ -212,6 +213,7 @@ function create(native) {
   const deleteAgentDatabase = (options) => call(() => native.deleteAgentDatabase(options, clockOf(options)?.()))
   // Where the agent's memory lives (R-BIND-1), as views show it: `sqlite` or the URL without its password.
   const agentMemoryBinding = (options) => call(() => native.agentMemoryBinding(options))
+  const setupMemoryBinding = (options) => call(() => native.setupMemoryBinding(options))
 
   // Test memories still open; each is deleted when the process exits (R-HOST-4).
   const openTestMemories = new Set()
@@ -279,6 +281,7 @@ function create(native) {
     listAgentMemoryPage,
     openAgentAuditLog,
     agentMemoryBinding,
+    setupMemoryBinding,
     createMemoryImports: memoryImportsFor(native, clockOf),
     TEST_GENE_ID,
   }

@@ -84,8 +84,13 @@ function run(file, args, options) {
   return r.stdout
 }
 
-/** Starts a cluster; returns { env, stop }. */
-async function start() {
+/**
+ * Starts a cluster; returns { env, stop, user, halt, resume }: `halt()` stops the server at once
+ * (`pg_ctl stop -m immediate`: a crash, as far as clients can tell) and `resume()` starts it
+ * again on the same port. `durable`: commits are flushed before they are acknowledged
+ * (`synchronous_commit` on), for tests that crash the server and count what it acknowledged.
+ */
+async function start({ durable = false } = {}) {
   const initdb = findBinary('initdb')
   const pgCtl = findBinary('pg_ctl')
   if (!initdb || !pgCtl) return null
@@ -122,10 +127,13 @@ async function start() {
     const port = await freePort()
     const options = [
       `-p ${port}`, `-k ${socket}`, "-c listen_addresses=127.0.0.1",
-      '-c fsync=off', '-c full_page_writes=off', '-c synchronous_commit=off',
+      // fsync off: only a crash of the machine loses what the server wrote, never one of the server.
+      '-c fsync=off', '-c full_page_writes=off', ...(durable ? [] : ['-c synchronous_commit=off']),
       '-c max_connections=200', "-c password_encryption=scram-sha-256",
     ].join(' ')
-    run(pgCtl, ['start', '-D', data, '-w', '-t', '60', '-l', path.join(folder, 'server.log'), '-o', options], as)
+    const resume = () => run(pgCtl, ['start', '-D', data, '-w', '-t', '60', '-l', path.join(folder, 'server.log'), '-o', options], as)
+    const halt = () => run(pgCtl, ['stop', '-D', data, '-m', 'immediate', '-w', '-t', '30'], as)
+    resume()
     const env = {
       ROTIFER_TEST_PG_ADMIN_URL: `postgresql://${SUPERUSER}@${encodeURIComponent(socket)}:${port}/postgres`,
       ROTIFER_TEST_PG_PORT: String(port),
@@ -133,7 +141,7 @@ async function start() {
       ROTIFER_TEST_PG_DATA: data,
       ROTIFER_TEST_PG_CTL: pgCtl,
     }
-    return { env, stop, user }
+    return { env, stop, user, halt, resume }
   } catch (e) {
     stop()
     throw e

@@ -315,3 +315,42 @@ impl NativeAuditLogReader {
         guard(|| Ok(self.inner.poll()? as f64))
     }
 }
+
+/// `setupMemoryBinding({ adminUrl, role?, password? })` (R-BIND-4, `rotifer binding setup`): the
+/// `{ fromVersion, toVersion, roleUrl, passwordSet }` (`postgres::setup::setup_binding`).
+#[napi]
+pub fn setup_memory_binding(env: Env, options: JsAny) -> Result<JsOut, String> {
+    guard(|| {
+        let Arg::Object(fields) = options.to_arg()? else {
+            return Err(MemoryError::invalid("options must be an object: { adminUrl, role?, password? }"));
+        };
+        let mut admin_url = None;
+        let mut role = None;
+        let mut password = None;
+        for (name, value) in &fields {
+            let slot = match name.as_str() {
+                "adminUrl" => &mut admin_url,
+                "role" => &mut role,
+                "password" => &mut password,
+                other => return Err(MemoryError::invalid(format!("options.{other} is not an option of setupMemoryBinding (adminUrl, role, password)"))),
+            };
+            match value {
+                Arg::Undefined => {}
+                Arg::Str(s) => *slot = Some(s.clone()),
+                v => return Err(MemoryError::invalid(format!("options.{name} must be a string, not {}", v.kind()))),
+            }
+        }
+        let admin_url = admin_url.ok_or_else(|| MemoryError::invalid("options.adminUrl is required: the administrator's postgres:// URL"))?;
+        let done = rotifer_memory_core::postgres::setup::setup_binding(&admin_url, role.as_deref(), password.as_deref())?;
+        let b = Builder::new(env.raw());
+        Ok(JsOut(b.object(&[
+            (c"fromVersion", b.number(f64::from(done.report.from_version))?),
+            (c"toVersion", b.number(f64::from(done.report.to_version))?),
+            (c"roleUrl", match &done.role_url {
+                Some(u) => b.string(u)?,
+                None => b.null()?,
+            }),
+            (c"passwordSet", b.boolean(done.password_set)?),
+        ])?))
+    })
+}

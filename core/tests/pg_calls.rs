@@ -115,61 +115,94 @@ fn a_password_never_reaches_a_message() {
     assert!(!e.message.contains(&db.password), "{}", e.message);
 }
 
-/// A TCP proxy to the server whose open connections can be made to lose every reply.
+/// A TCP proxy to the server whose open connections can be made to lose every reply, or to hold
+/// their requests back until released (delivered late, after the client gave up).
 struct Proxy {
     port: u16,
-    lose_replies: Arc<AtomicBool>,
-    generation: Arc<AtomicU64>,
-    /// How many replies were lost: the test proves its failure happened.
-    lost: Arc<AtomicU64>,
+    faults: Arc<Faults>,
+}
+
+#[derive(Default)]
+struct Faults {
+    /// Connections opened before this generation are the ones a fault hits.
+    generation: AtomicU64,
+    lose_replies: AtomicBool,
+    hold_requests: AtomicBool,
+    released: AtomicBool,
+    /// How many replies were lost, and requests held: the test proves its failure happened.
+    lost: AtomicU64,
+    held: AtomicU64,
+    /// What the server answered to requests delivered late.
+    late_replies: std::sync::Mutex<Vec<u8>>,
 }
 
 impl Proxy {
     fn start(upstream: u16) -> Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        let lose_replies = Arc::new(AtomicBool::new(false));
-        let generation = Arc::new(AtomicU64::new(0));
-        let lost = Arc::new(AtomicU64::new(0));
-        let (lose, gen, lost_count) = (lose_replies.clone(), generation.clone(), lost.clone());
+        let faults = Arc::new(Faults::default());
+        let f = faults.clone();
         std::thread::spawn(move || {
             for client in listener.incoming() {
                 let Ok(client) = client else { break };
                 let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else { continue };
-                let born = gen.load(Ordering::SeqCst);
+                let born = f.generation.load(Ordering::SeqCst);
                 let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-                std::thread::spawn(move || pipe(c2, s2, None));
-                let (lose, gen, lost_count) = (lose.clone(), gen.clone(), lost_count.clone());
-                std::thread::spawn(move || pipe(server, client, Some((lose, gen, born, lost_count))));
+                let up = f.clone();
+                std::thread::spawn(move || pipe(c2, s2, &up, born, Direction::Request));
+                let down = f.clone();
+                std::thread::spawn(move || pipe(server, client, &down, born, Direction::Reply));
             }
         });
-        Proxy { port, lose_replies, generation, lost }
+        Proxy { port, faults }
     }
 
     /// From now on, connections already open lose every reply (and are closed); new ones work.
     fn lose_replies_of_open_connections(&self) {
-        self.generation.fetch_add(1, Ordering::SeqCst);
-        self.lose_replies.store(true, Ordering::SeqCst);
+        self.faults.generation.fetch_add(1, Ordering::SeqCst);
+        self.faults.lose_replies.store(true, Ordering::SeqCst);
+    }
+
+    /// From now on, requests on connections already open wait in the proxy until `release`.
+    fn hold_requests_of_open_connections(&self) {
+        self.faults.generation.fetch_add(1, Ordering::SeqCst);
+        self.faults.hold_requests.store(true, Ordering::SeqCst);
+    }
+
+    fn release(&self) {
+        self.faults.released.store(true, Ordering::SeqCst);
     }
 }
 
-type Losing = (Arc<AtomicBool>, Arc<AtomicU64>, u64, Arc<AtomicU64>);
+#[derive(Clone, Copy, PartialEq)]
+enum Direction {
+    Request,
+    Reply,
+}
 
-fn pipe(mut from: TcpStream, mut to: TcpStream, losing: Option<Losing>) {
+fn pipe(mut from: TcpStream, mut to: TcpStream, f: &Faults, born: u64, direction: Direction) {
     let mut buf = [0u8; 16384];
+    let hit = || f.generation.load(Ordering::SeqCst) > born;
     loop {
         let n = match from.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        if let Some((lose, gen, born, lost)) = &losing {
-            if lose.load(Ordering::SeqCst) && gen.load(Ordering::SeqCst) > *born {
-                lost.fetch_add(1, Ordering::SeqCst);
-                // The server's answer (its COMMIT included) goes nowhere; the client sees the
-                // connection end.
-                let _ = to.shutdown(std::net::Shutdown::Both);
-                break;
+        if direction == Direction::Reply && hit() && f.lose_replies.load(Ordering::SeqCst) {
+            f.lost.fetch_add(1, Ordering::SeqCst);
+            // The server's answer (its COMMIT included) goes nowhere; the client sees the
+            // connection end.
+            let _ = to.shutdown(std::net::Shutdown::Both);
+            break;
+        }
+        if direction == Direction::Request && hit() && f.hold_requests.load(Ordering::SeqCst) {
+            f.held.fetch_add(1, Ordering::SeqCst);
+            while !f.released.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(10));
             }
+        }
+        if direction == Direction::Reply && hit() && f.released.load(Ordering::SeqCst) {
+            f.late_replies.lock().unwrap().extend_from_slice(&buf[..n]);
         }
         if to.write_all(&buf[..n]).is_err() {
             break;
@@ -193,7 +226,7 @@ fn a_commit_whose_acknowledgement_is_lost_is_found_out_and_not_applied_twice() {
         other => panic!("a committed write is reported done: {other:?}"),
     };
     assert_eq!((stored.key.as_str(), stored.updated_at, stored.value.as_slice()), ("lost-ack", 2_000, &b"once"[..]));
-    assert_eq!(proxy.lost.load(Ordering::SeqCst), 1, "the write's answer was lost on the way");
+    assert_eq!(proxy.faults.lost.load(Ordering::SeqCst), 1, "the write's answer was lost on the way");
 
     let mut check = Connection::new(&db.role_url(port()), Timeouts::default()).unwrap();
     let rows = check.query("SELECT count(*)::int FROM rotifer.audit WHERE key = 'lost-ack'", &[]).unwrap();
@@ -202,4 +235,36 @@ fn a_commit_whose_acknowledgement_is_lost_is_found_out_and_not_applied_twice() {
         Outcome::Done(Some(e)) => assert_eq!((e.created_at, e.value.as_slice()), (2_000, &b"once"[..])),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn r_bind_6_a_change_delivered_after_its_call_gave_up_is_never_applied() {
+    let Some(root) = admin_url() else { return };
+    let db = Db::new(&root);
+    let proxy = Proxy::start(port());
+    let timeouts = Timeouts { connect: Duration::from_secs(5), call: Duration::from_millis(800) };
+    let mut c = Connection::new(&db.role_url(proxy.port), timeouts).unwrap();
+    assert!(matches!(calls::write(&mut c, who(1_000), &write_args("warm", b"x")).unwrap(), Outcome::Done(_)));
+    proxy.hold_requests_of_open_connections();
+    // The request waits in the network; the call gives up at its deadline, asks on a new
+    // connection, learns it did not commit, and says so.
+    let e = calls::write(&mut c, who(2_000), &write_args("late", b"never")).err().expect("the call fails");
+    assert_eq!(e.code, ErrorCode::StorageError);
+    assert!(e.message.contains("no answer within 800 ms"), "{}", e.message);
+    assert_eq!(proxy.faults.held.load(Ordering::SeqCst), 1, "the request was held back");
+
+    // Now the request arrives: the server runs it, and the tombstone refuses it whole.
+    proxy.release();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !proxy.faults.late_replies.lock().unwrap().windows(5).any(|w| w == b"23505") {
+        assert!(std::time::Instant::now() < deadline, "the late request was answered with a unique violation");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut check = Connection::new(&db.role_url(port()), Timeouts::default()).unwrap();
+    let rows = check.query("SELECT (SELECT count(*)::int FROM rotifer.entries WHERE key = 'late') + (SELECT count(*)::int FROM rotifer.audit WHERE key = 'late')", &[]).unwrap();
+    assert_eq!(rows[0].get::<_, i32>(0), 0, "neither the entry nor its audit row");
+    let rows = check.query("SELECT last_seq::int FROM rotifer.agents WHERE agent_id = 'agent-1'", &[]).unwrap();
+    assert_eq!(rows[0].get::<_, i32>(0), 1, "only the first write counted");
+    // And the agent serves the next call as usual.
+    assert!(matches!(calls::write(&mut check, who(3_000), &write_args("after", b"y")).unwrap(), Outcome::Done(_)));
 }

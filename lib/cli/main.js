@@ -70,6 +70,14 @@ const tree = {
     get hello() { return load('./commands/hello').hello },
     get scan() { return load('./commands/scan').scan },
     get doctor() { return load('./commands/doctor').doctor },
+    // Not upstream's: memory on a PostgreSQL server (docs/postgres.md).
+    binding: {
+      name: 'binding',
+      summary: "set up a PostgreSQL database for agents' memory and a deployment's role",
+      commands: {
+        get setup() { return load('./commands/binding').setup },
+      },
+    },
   },
   /** What `rotifer --help` says of the commands above; a test holds them to the commands' own. */
   summaries: {

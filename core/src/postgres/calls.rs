@@ -54,7 +54,7 @@ const PROBE_READ: &str = "SELECT outcome, code, reason, facts FROM rotifer.memor
 const PROBE_WRITE: &str = "SELECT outcome, code, reason, facts FROM rotifer.memory_write($1, $2, $3, $4, NULL, NULL, NULL, false, NULL, $5, NULL)";
 const PROBE_QUERY: &str = "SELECT outcome, code, reason, facts FROM rotifer.memory_query($1, $2, $3, NULL, NULL, NULL, NULL, NULL, $4)";
 const PROBE_DELETE: &str = "SELECT outcome, code, reason, facts FROM rotifer.memory_delete($1, $2, $3, $4, $5, NULL)";
-const ATTEMPT: &str = "SELECT result FROM rotifer.attempts WHERE attempt_id = $1";
+const SETTLE: &str = "SELECT rotifer.attempt_settle($1, $2)";
 
 /// A write's arguments, validated by the contract's code (`model::parse_*`).
 pub struct WriteArgs<'a> {
@@ -134,7 +134,7 @@ pub fn write(c: &mut Connection, who: Caller<'_>, w: &WriteArgs<'_>) -> Result<O
         Ok(rows) => rows,
         Err(e) => {
             // It committed, but its answer was lost: the attempt's record holds the entry as stored.
-            let stored = resolve_lost_answer(c, &attempt, e)?;
+            let stored = resolve_lost_answer(c, who.agent, &attempt, e)?;
             let mut entry = entry_of_json(&stored)?;
             entry.value = w.value.to_vec();
             return Ok(Outcome::Done(entry));
@@ -165,7 +165,7 @@ pub fn delete(c: &mut Connection, who: Caller<'_>, key: &str) -> Result<Outcome<
     let attempt = attempt_id();
     let rows = match c.query(DELETE, &[&who.agent, &who.gene, &who.domain, &key, &who.now, &attempt]) {
         Ok(rows) => rows,
-        Err(e) => return resolve_lost_answer(c, &attempt, e).map(|_| Outcome::Done(())),
+        Err(e) => return resolve_lost_answer(c, who.agent, &attempt, e).map(|_| Outcome::Done(())),
     };
     Ok(match outcome_of(one(&rows)?)? {
         Some(refusal) => Outcome::Refused(refusal),
@@ -194,16 +194,23 @@ pub fn probe(c: &mut Connection, who: Caller<'_>, op: &str, key: Option<&str>) -
 }
 
 /// After a failed change call: did attempt `id` commit? Its record (what it stored) if it did;
-/// the original error if it did not; a storage error saying the outcome is unknown if the
-/// server cannot be asked.
-fn resolve_lost_answer(c: &mut Connection, id: &str, failure: MemoryError) -> Result<serde_json::Value> {
-    if failure.code != ErrorCode::StorageError {
+/// the original error if it did not, and then it never will (`attempt_settle` fences it off,
+/// however late the call reaches the server); a storage error saying the outcome is unknown if
+/// the server cannot be asked.
+fn resolve_lost_answer(c: &mut Connection, agent: &str, id: &str, failure: MemoryError) -> Result<serde_json::Value> {
+    if failure.code != ErrorCode::StorageError || !c.last_call_sent() {
         return Err(failure);
     }
     c.reset();
-    match c.query(ATTEMPT, &[&id]) {
-        Ok(rows) if !rows.is_empty() => Ok(rows[0].get::<_, Option<serde_json::Value>>(0).unwrap_or(serde_json::Value::Null)),
-        Ok(_) => Err(failure),
+    match c.query(SETTLE, &[&agent, &id]) {
+        Ok(rows) => {
+            let settled: serde_json::Value = rows.first().map(|r| r.get(0)).unwrap_or(serde_json::Value::Null);
+            if settled.get("committed") == Some(&serde_json::Value::Bool(true)) {
+                Ok(settled.get("result").cloned().unwrap_or(serde_json::Value::Null))
+            } else {
+                Err(failure)
+            }
+        }
         Err(e) => Err(MemoryError::storage(format!(
             "{}; whether the change committed could not be found out either ({}): read the entry back before trying again",
             failure.message, e.message

@@ -28,6 +28,35 @@ impl Default for Timeouts {
     }
 }
 
+/// The environment variable that sets a call's deadline, in milliseconds.
+pub const CALL_TIMEOUT_ENV: &str = "ROTIFER_PG_CALL_TIMEOUT_MS";
+
+impl Timeouts {
+    /// The defaults, with the call's deadline from `ROTIFER_PG_CALL_TIMEOUT_MS` when it is set
+    /// (a whole number of milliseconds from 100 to 600000; anything else is refused, never
+    /// ignored: a deployer who set it expects it to hold).
+    pub fn from_env() -> Result<Timeouts> {
+        Timeouts::with_call_timeout(std::env::var(CALL_TIMEOUT_ENV).ok().as_deref())
+    }
+
+    fn with_call_timeout(value: Option<&str>) -> Result<Timeouts> {
+        let mut t = Timeouts::default();
+        match value {
+            None | Some("") => {}
+            Some(v) => match v.parse::<u64>() {
+                Ok(ms) if (100..=600_000).contains(&ms) => t.call = Duration::from_millis(ms),
+                _ => {
+                    return Err(MemoryError::invalid(format!(
+                        "{CALL_TIMEOUT_ENV} must be a whole number of milliseconds from 100 to 600000, not {:?}",
+                        v.chars().take(40).collect::<String>()
+                    )))
+                }
+            },
+        }
+        Ok(t)
+    }
+}
+
 /// The URL with its password (and any `password=` parameter) replaced by `***`.
 ///
 /// Parsers disagree on where the user info ends (libpq: at the last `@` before the first `/`;
@@ -83,6 +112,8 @@ pub struct Connection {
     timeouts: Timeouts,
     client: Option<Client>,
     statements: HashMap<&'static str, Statement>,
+    /// Whether the last call was sent (it got past connecting): if not, it cannot have committed.
+    sent: bool,
 }
 
 impl Connection {
@@ -105,7 +136,7 @@ impl Connection {
             .enable_time()
             .build()
             .map_err(|e| MemoryError::storage(format!("could not start the PostgreSQL client: {e}")))?;
-        Ok(Connection { runtime, config, shown, timeouts: Timeouts { connect, ..timeouts }, client: None, statements: HashMap::new() })
+        Ok(Connection { runtime, config, shown, timeouts: Timeouts { connect, ..timeouts }, client: None, statements: HashMap::new(), sent: false })
     }
 
     /// The URL as messages show it.
@@ -168,7 +199,9 @@ impl Connection {
     /// Runs `sql` (prepared once per connection) with `params`; every row of its answer. One
     /// round trip once the statement is prepared.
     pub fn query(&mut self, sql: &'static str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+        self.sent = false;
         self.connect()?;
+        self.sent = true;
         let deadline = self.timeouts.call;
         let client = self.client.as_ref().expect("connected");
         let cached = self.statements.get(sql).cloned();
@@ -230,6 +263,12 @@ impl Connection {
         }
     }
 
+    /// Whether the last `query` reached the point of sending its call: a call that failed before
+    /// it (no connection could be made) changed nothing.
+    pub fn last_call_sent(&self) -> bool {
+        self.sent
+    }
+
     /// Forgets the connection (tests: as a broken one would be).
     pub fn reset(&mut self) {
         self.client = None;
@@ -268,6 +307,19 @@ mod tests {
             assert!(!e.contains(secret), "{e}");
         }
         assert_eq!(redact_url("postgres://bob@db/app?password=s3&cret&sslmode=require"), "postgres://bob@db/app?password=***&sslmode=require");
+    }
+
+    #[test]
+    fn r_bind_6_the_call_deadline_comes_from_the_environment_or_is_refused() {
+        assert_eq!(Timeouts::with_call_timeout(None).unwrap().call, Duration::from_secs(10));
+        assert_eq!(Timeouts::with_call_timeout(Some("")).unwrap().call, Duration::from_secs(10));
+        assert_eq!(Timeouts::with_call_timeout(Some("250")).unwrap().call, Duration::from_millis(250));
+        assert_eq!(Timeouts::with_call_timeout(Some("600000")).unwrap().call, Duration::from_secs(600));
+        for bad in ["99", "600001", "1.5", "-1", "10s", " 250"] {
+            let e = Timeouts::with_call_timeout(Some(bad)).unwrap_err();
+            assert_eq!(e.code, crate::ErrorCode::InvalidInput, "{bad}");
+            assert!(e.message.contains(CALL_TIMEOUT_ENV), "{}", e.message);
+        }
     }
 
     #[test]

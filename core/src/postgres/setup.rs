@@ -3,7 +3,7 @@
 //! the order `sql/order.txt` gives; then, if asked, one deployment's login role. Idempotent: a
 //! second run changes nothing but the functions' text.
 
-use super::client::Connection;
+use super::client::{is_postgres_url, Connection, Timeouts};
 use crate::error::{MemoryError, Result};
 
 /// The files of `sql/`, embedded at build time, by the names `order.txt` uses.
@@ -22,6 +22,7 @@ const FILES: &[(&str, &str)] = &[
     ("functions/memory_deployer_delete.sql", include_str!("sql/functions/memory_deployer_delete.sql")),
     ("functions/agent_configure.sql", include_str!("sql/functions/agent_configure.sql")),
     ("functions/agent_drop.sql", include_str!("sql/functions/agent_drop.sql")),
+    ("functions/attempt_settle.sql", include_str!("sql/functions/attempt_settle.sql")),
     ("grants.sql", include_str!("sql/grants.sql")),
 ];
 const ORDER: &str = include_str!("sql/order.txt");
@@ -112,7 +113,118 @@ pub fn setup(admin: &mut Connection, role: Option<&str>, test_clock: bool) -> Re
     Ok(SetupReport { from_version: from, to_version: latest_version() })
 }
 
+/// What `rotifer binding setup` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BindingSetup {
+    pub report: SetupReport,
+    /// With a role: the URL its deployment uses (the administrator's, as that role, no password).
+    pub role_url: Option<String>,
+    pub password_set: bool,
+}
+
+/// `rotifer binding setup <admin-url> [--role <name>] [--password-stdin]` (R-BIND-4): the schema
+/// set up or moved forward as the administrator at `admin_url`, and with `role`, that
+/// deployment's login role made or updated, its password set when one is given. The password
+/// goes to the server as a SCRAM-SHA-256 verifier, as psql's `\password` sends it: the text
+/// never reaches the server's logs or any message.
+pub fn setup_binding(admin_url: &str, role: Option<&str>, password: Option<&str>) -> Result<BindingSetup> {
+    if !is_postgres_url(admin_url) {
+        return Err(MemoryError::invalid("the administrator's URL must be a postgres:// or postgresql:// URL (libpq's form)"));
+    }
+    if let Some(role) = role {
+        check_role_name(role)?;
+    }
+    if password.is_some() && role.is_none() {
+        return Err(MemoryError::invalid("a password is for a deployment's role: give the role too"));
+    }
+    if password.is_some_and(str::is_empty) {
+        return Err(MemoryError::invalid("the role's password is empty"));
+    }
+    let mut admin = Connection::new(admin_url, Timeouts::from_env()?)?;
+    let report = setup(&mut admin, role, false)?;
+    if let (Some(role), Some(password)) = (role, password) {
+        let verifier = postgres_protocol::password::scram_sha_256(password.as_bytes());
+        admin.batch(&format!("ALTER ROLE {} PASSWORD {}", quote_ident(role), quote_literal(&verifier)))?;
+    }
+    Ok(BindingSetup { report, role_url: role.map(|r| url_as_role(admin_url, r)), password_set: role.is_some() && password.is_some() })
+}
+
+/// A deployment's role name: 1 to 63 characters (PostgreSQL's limit), letters, digits, `_`, `.`
+/// and `-`, not starting with a digit or `pg_` (reserved by PostgreSQL).
+pub fn check_role_name(role: &str) -> Result<()> {
+    let ok = !role.is_empty()
+        && role.len() <= 63
+        && role.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+        && !role.as_bytes()[0].is_ascii_digit()
+        && !role.to_ascii_lowercase().starts_with("pg_");
+    if ok {
+        Ok(())
+    } else {
+        Err(MemoryError::invalid(format!(
+            "invalid role name {:?}: give 1 to 63 letters, digits, \"_\", \".\" or \"-\", not starting with a digit or pg_",
+            role.chars().take(80).collect::<String>()
+        )))
+    }
+}
+
+/// `admin_url` with `role` as its user and no password (in the user info or as a parameter):
+/// what the deployment's hosts put in `ROTIFER_MEMORY_URL`, with their password added.
+pub fn url_as_role(admin_url: &str, role: &str) -> String {
+    let (scheme, rest) = admin_url.split_once("://").unwrap_or(("postgresql", admin_url));
+    let query_at = rest.find('?').unwrap_or(rest.len());
+    let (authority_and_path, query) = rest.split_at(query_at);
+    // Whatever redact_url would take for user info goes (the last `@` ends it).
+    let host_and_path = match authority_and_path.rfind('@') {
+        Some(at) => &authority_and_path[at + 1..],
+        None => authority_and_path,
+    };
+    let kept: Vec<&str> = query
+        .trim_start_matches('?')
+        .split('&')
+        .filter(|p| {
+            let name = p.split('=').next().unwrap_or("").to_ascii_lowercase();
+            !p.is_empty() && name != "user" && name != "password"
+        })
+        .collect();
+    let query = if kept.is_empty() { String::new() } else { format!("?{}", kept.join("&")) };
+    // Role names hold only characters a URL's user info may hold as they are.
+    format!("{scheme}://{role}@{host_and_path}{query}")
+}
+
+/// A SQL identifier: `s` in double quotes, its quotes doubled.
+pub fn quote_ident(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
 /// A SQL string literal of `s` (standard_conforming_strings: only quotes double).
 pub fn quote_literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn r_bind_4_the_deployment_url_names_the_role_and_never_a_password() {
+        assert_eq!(url_as_role("postgresql://admin:s3cret@db.example:5432/app?sslmode=require", "fleet"), "postgresql://fleet@db.example:5432/app?sslmode=require");
+        assert_eq!(url_as_role("postgres://db/app", "fleet"), "postgres://fleet@db/app");
+        assert_eq!(url_as_role("postgresql://a@b:pw@db/app?user=x&password=y&connect_timeout=3", "fleet"), "postgresql://fleet@db/app?connect_timeout=3");
+        assert_eq!(url_as_role("postgresql://%2Frun%2Fpg:5432/app", "fleet"), "postgresql://fleet@%2Frun%2Fpg:5432/app");
+    }
+
+    #[test]
+    fn r_bind_4_role_names_are_checked_before_anything_is_sent() {
+        for good in ["fleet", "fleet_a", "Fleet-1.prod", &"r".repeat(63)] {
+            check_role_name(good).unwrap();
+        }
+        for bad in ["", "1fleet", "pg_fleet", "PG_x", "a b", "a\"b", "a'b", "é", &"r".repeat(64)] {
+            assert_eq!(check_role_name(bad).unwrap_err().code, crate::ErrorCode::InvalidInput, "{bad}");
+        }
+        let e = setup_binding("mysql://admin@db/app", Some("fleet"), None).unwrap_err();
+        assert_eq!(e.code, crate::ErrorCode::InvalidInput);
+        let e = setup_binding("postgresql://admin@127.0.0.1:1/app", None, Some("pw")).unwrap_err();
+        assert!(e.message.contains("give the role"), "{}", e.message);
+        assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
+    }
 }

@@ -13,5 +13,6 @@ GRANT EXECUTE ON FUNCTION
   rotifer.memory_list(text, text, text, text, integer, boolean, bigint),
   rotifer.memory_deployer_delete(text, text, text, text, bigint),
   rotifer.agent_configure(text, bigint, boolean, integer, boolean),
-  rotifer.memory_drop_agent(text)
+  rotifer.memory_drop_agent(text),
+  rotifer.attempt_settle(text, text)
 TO rotifer_deployment;

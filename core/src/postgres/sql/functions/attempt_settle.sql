@@ -1,0 +1,29 @@
+-- After a changing call lost its connection (R-BIND-6): did attempt `p_attempt` commit? If it
+-- did, its record answers (`committed` true, `result` the entry as stored, null for a delete).
+-- If it did not, a tombstone takes its id, so the attempt can never commit later: a call still in
+-- flight (held in the network, delivered after the client gave up) fails on the tombstone's key
+-- and rolls back whole. An attempt in progress holds its id's key until it ends, so this waits
+-- for it and answers what it did. Row-level security keeps it to the role's own agents.
+CREATE OR REPLACE FUNCTION rotifer.attempt_settle(p_agent text, p_attempt text) RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, rotifer, pg_temp AS $$
+DECLARE
+  v_result jsonb;
+BEGIN
+  IF p_attempt IS NULL OR p_attempt !~ '^[0-9a-f]{32}$' THEN
+    RAISE EXCEPTION 'an attempt id is 32 hex digits' USING ERRCODE = 'RT002';
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM rotifer.agents WHERE agent_id = p_agent) THEN
+    RETURN jsonb_build_object('committed', false);
+  END IF;
+  INSERT INTO rotifer.attempts (attempt_id, agent_id, at_ms, result)
+  VALUES (p_attempt, p_agent, (extract(epoch FROM clock_timestamp()) * 1000)::bigint, '{"abandoned": true}')
+  ON CONFLICT (attempt_id) DO NOTHING;
+  IF FOUND THEN
+    RETURN jsonb_build_object('committed', false);
+  END IF;
+  SELECT result INTO v_result FROM rotifer.attempts WHERE attempt_id = p_attempt AND agent_id = p_agent;
+  IF NOT FOUND OR v_result = '{"abandoned": true}'::jsonb THEN
+    RETURN jsonb_build_object('committed', false);
+  END IF;
+  RETURN jsonb_build_object('committed', true, 'result', v_result);
+END $$;
