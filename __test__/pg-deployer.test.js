@@ -411,6 +411,25 @@ describe('agent create --memory-url and the binding shown (R-BIND-1)', { skip },
 
 // These need no server: a URL nothing listens on, or none at all.
 describe('bindings named by the record and the environment, without a server (R-BIND-1)', () => {
+  test('ROTIFER_MEMORY_URL set later never moves an agent away from the file that holds its memory', (t) => {
+    const root = makeProject(t)
+    addGene(root, 'probe', { 'index.js': PROBE })
+    okRun(root, {}, 'agent', 'create', 'old', '--genes', 'probe')
+    okRun(root, {}, 'agent', 'run', 'old', '--input', steps([{ write: 'kept/k', value: 'v', category: 'CONTEXT' }]))
+    const id = jsonOf(root, {}, 'agent', 'show', 'old', '--json').agent.id
+    const env = { ROTIFER_MEMORY_URL: 'postgresql://fleet:hunter3hunter3@127.0.0.1:1/x' }
+    passwords.add('hunter3hunter3')
+    for (const args of [['agent', 'run', 'old'], ['agent', 'memory', 'list', 'old'], ['agent', 'show', 'old']]) {
+      const r = run(root, env, ...args)
+      assert.equal(r.status, 1, `${args.join(' ')}: ${r.stdout}`)
+      assert.match(r.stderr, new RegExp(`keeps its memory in the SQLite file .*${id}\\.db, and ROTIFER_MEMORY_URL names a PostgreSQL server`))
+    }
+    // Its record says so, and it runs on the file again, its entry there.
+    const file = path.join(root, '.rotifer', 'agents', `${id}.json`)
+    fs.writeFileSync(file, JSON.stringify({ ...recordOf(root, id), memoryUrl: 'sqlite' }, null, 2), { mode: 0o600 })
+    assert.deepEqual(jsonOf(root, env, 'agent', 'memory', 'list', 'old', '--json').map((e) => e.key), ['kept/k'])
+  })
+
   test('--memory-url sqlite keeps the agent on the file whatever the environment says', (t) => {
     const root = makeProject(t)
     addGene(root, 'probe', { 'index.js': PROBE })

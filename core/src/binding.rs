@@ -104,14 +104,30 @@ pub fn choose_url(layout: &Layout, agent_id: &str, url: Option<&str>) -> Result<
     }
     if let Ok(url) = std::env::var(URL_ENV) {
         if !url.is_empty() {
-            return parse_url(URL_ENV, &url);
+            return not_away_from_its_file(layout, agent_id, URL_ENV, parse_url(URL_ENV, &url)?, &record);
         }
     }
     let config = layout.root.join("rotifer.json");
     if let Some(url) = json_string_at(&config, &["memory", "url"])? {
-        return parse_url(&format!("{}'s memory.url", config.display()), &url);
+        let what = format!("{}'s memory.url", config.display());
+        return not_away_from_its_file(layout, agent_id, &what, parse_url(&what, &url)?, &record);
     }
     Ok(None)
+}
+
+/// A project-wide URL (`source`) never takes an agent away from the SQLite file that holds its
+/// memory: that agent would start again, empty, on the server, its entries out of sight. Its
+/// record must say where its memory is (`sqlite` keeps the file).
+fn not_away_from_its_file(layout: &Layout, agent_id: &str, source: &str, url: Option<String>, record: &std::path::Path) -> Result<Option<String>> {
+    let file = layout.db_path(agent_id);
+    if url.is_some() && file.exists() {
+        return Err(MemoryError::storage(format!(
+            "agent \"{agent_id}\" keeps its memory in the SQLite file {}, and {source} names a PostgreSQL server, where it would start again with no entries; say where its memory is in its record {}: \"memoryUrl\": \"sqlite\" keeps the file",
+            file.display(),
+            record.display()
+        )));
+    }
+    Ok(url)
 }
 
 /// The non-empty string at `path` in the JSON file `file`; `None` if the file or the field is
@@ -159,7 +175,7 @@ impl PgPool {
         let taken = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let mut conn = match taken {
             Some(c) => c,
-            None => Connection::new(&self.url, Timeouts::default())?,
+            None => Connection::new(&self.url, Timeouts::from_env()?)?,
         };
         let result = f(&mut conn);
         self.idle.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
@@ -175,7 +191,7 @@ pub fn pool(url: &str) -> Result<Arc<PgPool>> {
     if let Some(p) = pools.get(url) {
         return Ok(p.clone());
     }
-    let first = Connection::new(url, Timeouts::default())?;
+    let first = Connection::new(url, Timeouts::from_env()?)?;
     let p = Arc::new(PgPool { url: url.to_string(), shown: first.shown().to_string(), idle: Mutex::new(vec![first]) });
     pools.insert(url.to_string(), p.clone());
     Ok(p)
@@ -238,6 +254,30 @@ mod tests {
         assert_eq!(choose_url(&none, "a1", None).unwrap(), None);
         let (_d, back) = project(Some(r#"{"id":"a1","memoryUrl":"sqlite"}"#), Some(config));
         assert_eq!(choose_url(&back, "a1", None).unwrap(), None, "a record moved back to the file overrides rotifer.json");
+    }
+
+    #[test]
+    fn a_project_wide_url_never_takes_an_agent_away_from_its_file() {
+        let _env = ENV.lock().unwrap_or_else(|p| p.into_inner());
+        let config = r#"{"name":"p","memory":{"url":"postgresql://cfg@h/db"}}"#;
+        let (_d, layout) = project(None, Some(config));
+        assert_eq!(choose_url(&layout, "a1", None).unwrap().as_deref(), Some("postgresql://cfg@h/db"), "no file: the server");
+        std::fs::create_dir_all(layout.memory_dir()).unwrap();
+        std::fs::write(layout.db_path("a1"), b"").unwrap();
+        for env in [None, Some("postgresql://env@h/db")] {
+            match env {
+                Some(u) => std::env::set_var(URL_ENV, u),
+                None => std::env::remove_var(URL_ENV),
+            }
+            let e = choose_url(&layout, "a1", None).unwrap_err();
+            assert_eq!(e.code, crate::ErrorCode::StorageError);
+            assert!(e.message.contains("a1.db") && e.message.contains(r#""memoryUrl": "sqlite""#), "{}", e.message);
+        }
+        std::env::remove_var(URL_ENV);
+        assert_eq!(choose_url(&layout, "a2", None).unwrap().as_deref(), Some("postgresql://cfg@h/db"), "another agent, without a file");
+        assert_eq!(choose_url(&layout, "a1", Some("postgres://opt@h/db")).unwrap().as_deref(), Some("postgres://opt@h/db"), "the caller's own choice stands");
+        std::fs::write(layout.root.join(".rotifer/agents/a1.json"), r#"{"id":"a1","memoryUrl":"sqlite"}"#).unwrap();
+        assert_eq!(choose_url(&layout, "a1", None).unwrap(), None, "the record keeps it on the file");
     }
 
     #[test]
