@@ -203,3 +203,86 @@ test('setup is idempotent: a second run changes nothing and keeps the data', { s
   assert.equal(ok(admin, "SELECT rolconfig::text FROM pg_roles WHERE rolname = current_database()"), '{statement_timeout=8s,lock_timeout=4s,idle_in_transaction_session_timeout=10s}')
   void crypto
 })
+
+test('R-BIND-4: with the credentials and any SQL, nothing reaches another deployment: settings, roles, COPY, signals, forged calls', { skip }, async (t) => {
+  const { admin, roles } = database(t, ['alice', 'mallory'])
+  write(roles.alice, { agent: 'alice-agent', key: "it's 100%_mine", value: 'alice secret' })
+  const before = { audit: audit(roles.alice, 'alice-agent'), row: ok(admin, "SELECT quota || ',' || used_bytes || ',' || last_seq || ',' || last_tx FROM rotifer.agents WHERE agent_id = 'alice-agent'") }
+  const m = roles.mallory
+  const alice = new URL(roles.alice).username
+  const mallory = new URL(m).username
+  const fails = (sql, pattern) => {
+    const r = psql(m, sql)
+    assert.notEqual(r.status, 0, `${sql} must fail: ${r.stdout}`)
+    assert.match(r.stderr, pattern, sql)
+  }
+  const sees = (sql, expected) => assert.equal(ok(m, sql), expected, sql)
+  // Settings and roles change nothing of whose rows are visible: RLS is keyed on the login.
+  fails('SET row_security = off; SELECT count(*) FROM rotifer.entries', /would be affected by row-level security/)
+  sees("SELECT set_config('rotifer.agent_id', 'alice-agent', false) || ' ' || (SELECT count(*) FROM rotifer.entries)", 'alice-agent 0')
+  sees('SET ROLE rotifer_deployment; SELECT count(*) FROM rotifer.agents', '0')
+  fails(`SET SESSION AUTHORIZATION ${alice}`, /permission denied/)
+  fails(`ALTER ROLE ${mallory} BYPASSRLS`, /must be superuser/)
+  fails(`GRANT rotifer_owner TO ${mallory}`, /admin option/)
+  fails(`GRANT ${alice} TO ${mallory}`, /admin option|permission denied/)
+  fails('ALTER TABLE rotifer.entries DISABLE ROW LEVEL SECURITY', /must be owner/)
+  fails("CREATE FUNCTION rotifer.now_ms() RETURNS bigint LANGUAGE sql AS 'SELECT 0'", /permission denied for schema rotifer/)
+  fails('UPDATE rotifer.roles SET test_clock = true', /permission denied/)
+  fails('SELECT * FROM rotifer.agents FOR UPDATE', /permission denied/)
+  fails("SELECT pg_read_file('pg_hba.conf')", /permission denied/)
+  sees('COPY rotifer.entries TO STDOUT', '')
+  sees('SELECT count(*) FROM rotifer.roles', '1')
+  // A temporary table named as the schema's changes nothing (every name is schema-qualified).
+  sees(`CREATE TEMP TABLE entries AS SELECT * FROM rotifer.entries; SELECT outcome FROM rotifer.memory_read('mallory-agent', '${GENE_A}', NULL, 'k', NULL, NULL)`, 'none')
+  // Forged calls naming the other deployment's agent: refused, or answered as for no agent.
+  for (const call of [
+    "rotifer.agent_configure('alice-agent', 1099511627776, true, NULL, true)",
+    `rotifer.memory_query('alice-agent', '${GENE_A}', NULL, NULL, NULL, NULL, NULL, 100, NULL)`,
+    `rotifer.memory_delete('alice-agent', '${GENE_A}', NULL, ${lit("it's 100%_mine")}, NULL, NULL)`,
+  ]) fails(`SELECT * FROM ${call}`, /belongs to another deployment/)
+  sees("SELECT coalesce(rotifer.memory_drop_agent('alice-agent')::text, 'nothing')", 'nothing')
+  sees(`SELECT * FROM rotifer.memory_deployer_delete('alice-agent', NULL, NULL, ${lit("it's 100%_mine")}, NULL)`, 'ok|0')
+  sees("SELECT count(*) FROM rotifer.memory_list('alice-agent', NULL, NULL, NULL, 10, true, NULL) WHERE key IS NOT NULL", '0')
+  sees(`SELECT count(*) FROM rotifer.agent_get('alice-agent', ${lit("it's 100%_mine")}, NULL)`, '0')
+  sees(`SELECT rotifer.attempt_settle('alice-agent', '${'0'.repeat(32)}')::text`, '{"committed": false}')
+  // Another deployment's sessions cannot be signalled.
+  const { spawn } = require('node:child_process')
+  const session = spawn('psql', ['-X', '-q', '-d', roles.alice, '-c', 'SELECT pg_sleep(2)'], { stdio: 'ignore' })
+  const ended = new Promise((resolve) => session.on('exit', resolve))
+  while (ok(admin, `SELECT count(*) FROM pg_stat_activity WHERE usename = '${alice}' AND state = 'active'`) === '0') await new Promise((r) => setTimeout(r, 20))
+  fails(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '${alice}'`, /must be a member of the role whose process is being terminated/)
+  fails(`SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE usename = '${alice}'`, /must be a member of the role whose (process|query) is being canceled/)
+  assert.equal(await ended, 0, 'the session ran to its end')
+  // Everything of the other deployment is as it was.
+  assert.deepEqual(audit(roles.alice, 'alice-agent'), before.audit)
+  assert.equal(ok(admin, "SELECT quota || ',' || used_bytes || ',' || last_seq || ',' || last_tx FROM rotifer.agents WHERE agent_id = 'alice-agent'"), before.row)
+  assert.equal(ok(admin, "SELECT convert_from(value, 'UTF8') FROM rotifer.entries WHERE agent_id = 'alice-agent'"), 'alice secret')
+  assert.equal(ok(admin, "SELECT count(*) FROM rotifer.attempts WHERE agent_id = 'alice-agent'"), '0')
+})
+
+test('R-BIND-4: the constraints refuse what no function would store, even for a superuser', { skip }, (t) => {
+  const { admin } = database(t, [])
+  ok(admin, "INSERT INTO rotifer.agents (agent_id, owner, quota, anonymization_supported, created_ms) VALUES ('a1', 'x', 1000, false, 0)")
+  const row = (over) => {
+    const v = { key: "'k'", value: "'\\x01'::bytea", size: 2, category: "'CONTEXT'", created_by: lit(GENE_A), domain: "'text.notes'", created_at: 1, updated_at: 1, read: "'SAME_DOMAIN'", ret_set: 'false', ret_days: 'NULL', ...over }
+    return `INSERT INTO rotifer.entries VALUES ('a1', ${v.key}, '${'e'.repeat(64)}', ${v.category}, ${v.value}, ${v.size}, ${v.created_by}, ${v.domain}, ${v.created_by}, ${v.created_at}, ${v.updated_at}, 1, ${v.read}, 'ALL_GENES', 'PRIVATE', ${v.ret_set}, ${v.ret_days}, false, false, NULL)`
+  }
+  ok(admin, row({}))
+  for (const [what, over] of [
+    ['a size that is not key + value', { key: "'k2'", size: 99 }],
+    ['an empty key', { key: "''", size: 1 }],
+    ['a key over 1024 bytes', { key: "repeat('k', 1025)", size: 1026 }],
+    ['a value over 1 MiB', { key: "'k3'", value: "convert_to(repeat('x', 1048577), 'UTF8')", size: 1048579 }],
+    ['an unknown category', { key: "'k4'", category: "'cache'" }],
+    ['a creator that is no v2 id', { key: "'k5'", created_by: "'v1:abc'" }],
+    ['a domain out of shape', { key: "'k6'", domain: "'Text Notes'" }],
+    ['an update before the creation', { key: "'k7'", created_at: 5, updated_at: 4 }],
+    ['an unknown scope', { key: "'k8'", read: "'EVERYONE'" }],
+    ['retention days without a policy', { key: "'k9'", ret_days: 3 }],
+  ]) {
+    const r = psql(admin, row(over))
+    assert.notEqual(r.status, 0, `${what} is refused`)
+    assert.match(r.stderr, /violates check constraint|violates not-null/, what)
+  }
+  assert.equal(ok(admin, 'SELECT count(*) FROM rotifer.entries'), '1')
+})
