@@ -258,6 +258,40 @@ describe('the deployer commands on PostgreSQL print what they print on the file 
     assert.equal(ok(tw.record.server.admin, `SELECT count(*) FROM rotifer.audit WHERE agent_id = ${lit(tw.id)} AND action = 'memory.delete' AND actor = 'deployer'`), '231')
   })
 
+  test('memory export and import: the same bundle from each binding, and any bundle into each, alike (R-MIG-2/3)', (t) => {
+    const tw = twins(t)
+    for (const b of [tw.record, tw.environment]) okRun(b.root, b.env, 'agent', 'memory', 'list', 'keeper')
+    const list = entries()
+    seedSqlite(tw.sqlite.root, tw.id, list)
+    seedPg(tw.record.server.url, tw.id, list)
+    seedPg(tw.environment.server.url, tw.id, list)
+    const noExportedAt = (text) => text.replace(/"exportedAt":"[^"]*"/, '"exportedAt":"T"')
+    const exported = same(tw, noExportedAt, 'agent', 'memory', 'export', 'keeper', '--include-cache')
+    assert.equal(exported.stdout.trimEnd().split('\n').length, 1 + 233)
+    assert.match(exported.stderr, /^Exported 233 entries of agent "keeper" \(PREFERENCE 1, PATTERN 1, CONTEXT 1, CACHE 230\)\n$/)
+
+    // The file's bundle into a fresh agent on each binding: the same report, entries and audit.
+    const bundle = path.join(tw.sqlite.root, 'keeper.jsonl')
+    okRun(tw.sqlite.root, {}, 'agent', 'memory', 'export', 'keeper', '--output', bundle)
+    for (const b of ['sqlite', 'record', 'environment']) {
+      const env = b === 'record' ? {} : tw[b].env
+      const args = ['agent', 'create', 'copy', '--genes', 'probe', '--memory-quota=1MB', '--max-retention-days=30']
+      okRun(tw[b].root, env, ...(b === 'record' ? [...args, '--memory-url', tw.record.server.url] : args))
+    }
+    const names = (text, b) => text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'ID').split(b.binding).join('BINDING')
+    const imported = same(tw, names, 'agent', 'memory', 'import', 'copy', bundle, '--json')
+    assert.deepEqual(JSON.parse(imported.stdout), { created: 3, updated: 0, skipped: 0, expired: 0 })
+    const refused = same(tw, names, 'agent', 'memory', 'import', 'copy', bundle)
+    assert.equal(refused.status, 1)
+    assert.match(refused.stderr, /bundle line 2 \(key "pref\/indent"\): the target agent has this key already; import with --on-conflict skip/)
+    assert.equal(JSON.parse(same(tw, names, 'agent', 'memory', 'import', 'copy', bundle, '--on-conflict', 'replace', '--yes', '--json').stdout).updated, 3)
+    same(tw, asIs, 'agent', 'memory', 'list', 'copy', '--json')
+    const logs = ['sqlite', 'record', 'environment'].map((b) => comparableLog(okRun(tw[b].root, tw[b].env, 'agent', 'memory', 'log', 'copy', '--json').stdout, { times: false }).map(({ agentId, entryId, ...l }) => l))
+    assert.deepEqual(logs[1], logs[0])
+    assert.deepEqual(logs[2], logs[0])
+    assert.deepEqual(logs[0].map((l) => `${l.action} ${l.actor}`), [...Array(3).fill('memory.create deployer'), ...Array(3).fill('memory.update deployer')])
+  })
+
   test("agent delete drops the agent's rows on the server and says where they were", (t) => {
     const tw = twins(t)
     for (const b of [tw.record, tw.environment]) okRun(b.root, b.env, 'agent', 'memory', 'list', 'keeper')
@@ -482,14 +516,16 @@ describe('bindings named by the record and the environment, without a server (R-
     passwords.add('unreach4ble')
     // A password with an unencoded "/": the client ends the user info at the "@", and so does what is shown.
     writeRecord(root, { id, name: 'far', genome: ['probe'], composition: 'Seq', memoryUrl: 'postgresql://bob:unreach4ble/x@127.0.0.1:1/app' })
+    const bundle = path.join(root, 'b.jsonl')
+    fs.writeFileSync(bundle, '{}\n')
     assert.equal(memory.agentMemoryBinding({ agentId: id, root }), 'postgresql://bob:***@127.0.0.1:1/app')
-    for (const args of [['agent', 'show', 'far'], ['agent', 'memory', 'list', 'far'], ['agent', 'memory', 'get', 'far', 'k'], ['agent', 'memory', 'log', 'far'], ['agent', 'memory', 'delete', 'far', '--key', 'k'], ['agent', 'delete', 'far', '--yes'], ['agent', 'list', '--json']]) {
+    for (const args of [['agent', 'show', 'far'], ['agent', 'memory', 'list', 'far'], ['agent', 'memory', 'get', 'far', 'k'], ['agent', 'memory', 'log', 'far'], ['agent', 'memory', 'delete', 'far', '--key', 'k'], ['agent', 'memory', 'export', 'far'], ['agent', 'memory', 'import', 'far', bundle], ['agent', 'delete', 'far', '--yes'], ['agent', 'list', '--json']]) {
       const r = run(root, {}, ...args)
       const said = r.stdout + r.stderr
       assert.ok(said.includes('postgresql://bob:***@127.0.0.1:1/app'), `${args.join(' ')}: ${said}`)
     }
     // The commands of the file alone refuse it, rather than use a file its genes do not.
-    for (const args of [['agent', 'memory', 'export', 'far'], ['agent', 'memory', 'backup', 'far', path.join(root, 'b.db')]]) {
+    for (const args of [['agent', 'memory', 'backup', 'far', path.join(root, 'b.db')]]) {
       const r = run(root, {}, ...args)
       assert.equal(r.status, 1)
       assert.match(r.stderr, /works on the SQLite file only, and agent "far"'s memory is on postgresql:\/\/bob:\*\*\*@127\.0\.0\.1:1\/app/)

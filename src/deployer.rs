@@ -4,10 +4,11 @@
 //! live in the core's `inspect`, `bundle` and `audit_log` modules.
 
 use crate::convert::{Builder, JsAny, JsOut};
-use crate::{guard, now_ms, CoreResult};
+use crate::{guard, CoreResult};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use rotifer_memory_core::bundle::{self, OnConflict};
+use rotifer_memory_core::transfer;
 use rotifer_memory_core::inspect::{self, Usage};
 use rotifer_memory_core::memory::AgentOptions;
 use rotifer_memory_core::time::format_ms;
@@ -100,10 +101,10 @@ pub fn get_agent_memory(env: Env, options: JsAny, now: JsAny, make_entry: JsAny)
 pub fn export_agent_memory(options: JsAny, now: JsAny) -> Result<Buffer, String> {
     guard(|| {
         let arg = options.to_arg()?;
-        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "includeCache", "output", "now"])?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "includeCache", "output", "now", "url"])?;
         let include_cache = bundle::parse_include_cache(o.get("includeCache"))?;
         let output = bundle::parse_output(o.get("output"))?;
-        let exported = bundle::export_agent_memory(&o.layout, &o.agent_id, include_cache, now_ms(&now)?)?;
+        let exported = transfer::export_agent_memory_of(&o.agent()?, include_cache, crate::call_time(&now)?)?;
         if let Some(path) = output {
             bundle::write_bundle_file(&path, &exported.bytes)?;
         }
@@ -116,10 +117,10 @@ pub fn export_agent_memory(options: JsAny, now: JsAny) -> Result<Buffer, String>
 pub fn import_agent_memory(env: Env, options: JsAny, bundle_value: JsAny, now: JsAny) -> Result<JsOut, String> {
     guard(|| {
         let arg = options.to_arg()?;
-        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "bundle", "onConflict", "now"])?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "bundle", "onConflict", "now", "url"])?;
         let on_conflict = OnConflict::parse(o.get("onConflict").unwrap_or(&Arg::Undefined))?;
         let bytes = bundle::bundle_bytes(bundle_value.to_bulk_bytes()?)?;
-        let r = bundle::import_agent_memory(&o.layout, &o.agent_id, &bytes, on_conflict, crate::call_time(&now)?)?;
+        let r = transfer::import_agent_memory_of(&o.agent()?, &bytes, on_conflict, crate::call_time(&now)?)?;
         let b = Builder::new(env.raw());
         Ok(JsOut(b.object(&[
             (c"created", b.number(r.created as f64)?),

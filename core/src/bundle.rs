@@ -20,6 +20,7 @@ use crate::model::*;
 use crate::storage::store::{expires_at, load_entry, read_agent, AgentStore, IfMissing, StoredEntry, ENTRY_COLUMNS};
 use crate::time::{format_ms, parse_rfc3339_ceil_ms};
 use crate::wasm::{decode_value, json_kind, EntryJson, JsonArg};
+
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
@@ -93,9 +94,57 @@ pub struct Exported {
     pub counts: [(Category, u64); 4],
 }
 
-/// The bundle of the agent's live `PREFERENCE`, `PATTERN` and `CONTEXT` entries, and `CACHE`
-/// ones when `include_cache`, oldest first. Read from one snapshot; changes nothing (no purge,
-/// no audit line). An agent whose memory was never created is `MEMORY_NOT_FOUND`.
+/// A bundle being made: entry lines added oldest first, the header written last (it holds their
+/// counts and checksum). One implementation for every binding.
+pub struct Encoder {
+    lines: Vec<u8>,
+    counts: [(Category, u64); 4],
+}
+
+impl Default for Encoder {
+    fn default() -> Self {
+        Encoder { lines: Vec::new(), counts: COUNT_ORDER.map(|c| (c, 0u64)) }
+    }
+}
+
+impl Encoder {
+    pub fn push(&mut self, entry: &Entry, creator_domain: Option<&str>) -> Result<()> {
+        let line = EntryLine { entry: EntryJson::from(entry), creator_domain };
+        let start = self.lines.len();
+        serde_json::to_writer(&mut self.lines, &line).map_err(|err| MemoryError::storage(format!("cannot encode an entry: {err}")))?;
+        // As in the audit log: no key splits a line for readers that end lines at U+2028.
+        escape_line_separators(&mut self.lines, start);
+        self.lines.push(b'\n');
+        if let Some(c) = self.counts.iter_mut().find(|(c, _)| *c == entry.category) {
+            c.1 += 1;
+        }
+        Ok(())
+    }
+
+    pub fn finish(self, agent_id: &str, policy: &DataPolicy, now: i64) -> Result<Exported> {
+        let get = |cat: Category| self.counts.iter().find(|(c, _)| *c == cat).map_or(0, |c| c.1);
+        let header = HeaderJson {
+            format: FORMAT,
+            version: VERSION,
+            agent_id,
+            exported_at: format_ms(now),
+            data_policy: DataPolicyJson { anonymization_supported: policy.anonymization_supported, max_retention_days: policy.max_retention_days },
+            counts: CountsJson {
+                PREFERENCE: get(Category::Preference),
+                PATTERN: get(Category::Pattern),
+                CONTEXT: get(Category::Context),
+                CACHE: get(Category::Cache),
+            },
+            entries_sha256: hex(&Sha256::digest(&self.lines)),
+        };
+        let mut bytes = serde_json::to_vec(&header).map_err(|e| MemoryError::storage(format!("cannot encode the header: {e}")))?;
+        bytes.push(b'\n');
+        bytes.extend_from_slice(&self.lines);
+        Ok(Exported { bytes, counts: self.counts })
+    }
+}
+
+/// The bundle of the agent's memory on its SQLite file (`transfer::export_agent_memory_of`).
 pub fn export_agent_memory(layout: &Layout, agent_id: &str, include_cache: bool, now: i64) -> Result<Exported> {
     let store = AgentStore::open(layout, agent_id, IfMissing::Skip)?.ok_or_else(|| {
         MemoryError::not_found(format!("agent {agent_id:?} has no memory in {}: there is nothing to export", layout.root.display()))
@@ -104,8 +153,7 @@ pub fn export_agent_memory(layout: &Layout, agent_id: &str, include_cache: bool,
         .read_only(|conn| {
             let tx = conn.unchecked_transaction()?;
             let agent = read_agent(&tx)?;
-            let mut lines = Vec::new();
-            let mut counts = COUNT_ORDER.map(|c| (c, 0u64));
+            let mut encoder = Encoder::default();
             {
                 let sql = format!(
                     "SELECT {ENTRY_COLUMNS} FROM entries WHERE (expires_at IS NULL OR expires_at > ?1) AND (?2 OR category != ?3) ORDER BY updated_at, seq"
@@ -114,40 +162,11 @@ pub fn export_agent_memory(layout: &Layout, agent_id: &str, include_cache: bool,
                 let mut rows = stmt.query(rusqlite::params![now, include_cache, Category::Cache as i64])?;
                 while let Some(row) = rows.next()? {
                     let e = StoredEntry::from_row(row)?;
-                    let line = EntryLine { entry: EntryJson::from(&e.entry), creator_domain: e.creator_domain.as_deref() };
-                    let start = lines.len();
-                    serde_json::to_writer(&mut lines, &line).map_err(|err| MemoryError::storage(format!("cannot encode an entry: {err}")))?;
-                    // As in the audit log: no key splits a line for readers that end lines at U+2028.
-                    escape_line_separators(&mut lines, start);
-                    lines.push(b'\n');
-                    if let Some(c) = counts.iter_mut().find(|(c, _)| *c == e.entry.category) {
-                        c.1 += 1;
-                    }
+                    encoder.push(&e.entry, e.creator_domain.as_deref())?;
                 }
             }
             tx.finish()?;
-            let get = |cat: Category| counts.iter().find(|(c, _)| *c == cat).map_or(0, |c| c.1);
-            let header = HeaderJson {
-                format: FORMAT,
-                version: VERSION,
-                agent_id,
-                exported_at: format_ms(now),
-                data_policy: DataPolicyJson {
-                    anonymization_supported: agent.policy.anonymization_supported,
-                    max_retention_days: agent.policy.max_retention_days,
-                },
-                counts: CountsJson {
-                    PREFERENCE: get(Category::Preference),
-                    PATTERN: get(Category::Pattern),
-                    CONTEXT: get(Category::Context),
-                    CACHE: get(Category::Cache),
-                },
-                entries_sha256: hex(&Sha256::digest(&lines)),
-            };
-            let mut bytes = serde_json::to_vec(&header).map_err(|e| MemoryError::storage(format!("cannot encode the header: {e}")))?;
-            bytes.push(b'\n');
-            bytes.extend_from_slice(&lines);
-            Ok(Some(Exported { bytes, counts }))
+            encoder.finish(agent_id, &agent.policy, now).map(Some)
         })?
         .ok_or_else(|| MemoryError::storage("the export read nothing"))
 }
@@ -473,80 +492,102 @@ pub struct Imported {
     pub expired: u64,
 }
 
-/// Imports `bytes` into the agent: every check first, then one transaction. The agent's memory
-/// is created (default quota and data policy) if it never was.
+/// The target of an import as it is when the import is planned: its limits, what it holds, and
+/// the size of each key of the bundle it has already.
+pub struct Target<'a> {
+    pub policy: DataPolicy,
+    pub quota: u64,
+    pub used: u64,
+    pub now: i64,
+    pub existing: &'a dyn Fn(&str) -> Result<Option<u64>>,
+}
+
+/// One entry an import writes: the bundle's entry, whether it replaces one, its size.
+pub struct Planned<'b> {
+    pub from: &'b BundleEntry,
+    pub replaces: bool,
+    pub size: u64,
+}
+
+/// What an import of `bundle` into `target` does, decided before anything changes (R-MIG-3): the
+/// entries to write, the bytes the target then holds, and the report; or the refusal, naming the
+/// line. The same decision on every binding.
+pub fn plan_import<'b>(bundle: &'b Bundle, target: &Target<'_>, on_conflict: OnConflict) -> Result<(Vec<Planned<'b>>, u64, Imported)> {
+    let mut plan = Vec::with_capacity(bundle.entries.len());
+    let mut report = Imported::default();
+    let mut used = target.used;
+    for b in &bundle.entries {
+        let e = &b.entry;
+        let at = |code: crate::ErrorCode, what: String| MemoryError::new(code, format!("bundle line {} (key {:?}): {what}; nothing was imported", b.line, e.key));
+        for (field, ms) in [("createdAt", e.created_at), ("updatedAt", e.updated_at)] {
+            crate::time::check_not_future(ms, target.now).map_err(|what| at(crate::ErrorCode::InvalidInput, format!("{field} {what}")))?;
+        }
+        if let Some(reason) = data_policy_violation(&target.policy, &e.access_policy, e.retention_policy.as_ref()) {
+            return Err(at(crate::ErrorCode::AccessDenied, format!("the target agent's data policy refuses it: {reason}")));
+        }
+        if expires_at(e.updated_at, e.retention_policy.as_ref(), &target.policy).is_some_and(|t| t <= target.now) {
+            report.expired += 1;
+            continue;
+        }
+        let existing = (target.existing)(&e.key)?;
+        if let Some(old_size) = existing {
+            match on_conflict {
+                OnConflict::Fail => {
+                    return Err(at(
+                        crate::ErrorCode::InvalidInput,
+                        "the target agent has this key already; import with onConflict \"skip\" (keep the target's) or \"replace\" (take the bundle's)".into(),
+                    ))
+                }
+                OnConflict::Skip => {
+                    report.skipped += 1;
+                    continue;
+                }
+                OnConflict::Replace => used = used.saturating_sub(old_size),
+            }
+        }
+        let size = e.size();
+        used += size;
+        if used > target.quota {
+            return Err(at(
+                crate::ErrorCode::QuotaExceeded,
+                format!(
+                    "with this entry the target would hold {used} bytes, over its quota of {} bytes (import evicts nothing); raise the quota or delete entries first",
+                    target.quota
+                ),
+            ));
+        }
+        if existing.is_some() {
+            report.updated += 1;
+        } else {
+            report.created += 1;
+        }
+        plan.push(Planned { from: b, replaces: existing.is_some(), size });
+    }
+    Ok((plan, used, report))
+}
+
+/// Imports `bytes` into the agent's SQLite file (`transfer::import_agent_memory_of`).
 pub fn import_agent_memory(layout: &Layout, agent_id: &str, bytes: &[u8], on_conflict: OnConflict, now: impl Into<crate::time::CallTime>) -> Result<Imported> {
     check_agent_id(agent_id)?;
     let bundle = parse_bundle(bytes)?;
     let store = AgentStore::open(layout, agent_id, IfMissing::Create)?
         .ok_or_else(|| MemoryError::storage("memory could not be opened"))?;
     store.write(now, |tx| {
-        let policy = tx.agent.policy;
-        // Decide every entry before changing anything.
-        let mut plan: Vec<(&BundleEntry, bool, u64)> = Vec::with_capacity(bundle.entries.len());
-        let mut report = Imported::default();
-        let mut used = tx.agent.used;
-        for b in &bundle.entries {
-            let e = &b.entry;
-            let at = |code: crate::ErrorCode, what: String| {
-                MemoryError::new(code, format!("bundle line {} (key {:?}): {what}; nothing was imported", b.line, e.key))
-            };
-            for (field, ms) in [("createdAt", e.created_at), ("updatedAt", e.updated_at)] {
-                crate::time::check_not_future(ms, tx.now).map_err(|what| at(crate::ErrorCode::InvalidInput, format!("{field} {what}")))?;
-            }
-            if let Some(reason) = data_policy_violation(&policy, &e.access_policy, e.retention_policy.as_ref()) {
-                return Err(at(crate::ErrorCode::AccessDenied, format!("the target agent's data policy refuses it: {reason}")));
-            }
-            if expires_at(e.updated_at, e.retention_policy.as_ref(), &policy).is_some_and(|t| t <= tx.now) {
-                report.expired += 1;
-                continue;
-            }
-            let existing = load_entry(tx.conn, &e.key)?;
-            if let Some(old) = &existing {
-                match on_conflict {
-                    OnConflict::Fail => {
-                        return Err(at(
-                            crate::ErrorCode::InvalidInput,
-                            "the target agent has this key already; import with onConflict \"skip\" (keep the target's) or \"replace\" (take the bundle's)".into(),
-                        ))
-                    }
-                    OnConflict::Skip => {
-                        report.skipped += 1;
-                        continue;
-                    }
-                    OnConflict::Replace => used = used.saturating_sub(old.size),
-                }
-            }
-            let size = e.size();
-            used += size;
-            if used > tx.agent.quota {
-                return Err(at(
-                    crate::ErrorCode::QuotaExceeded,
-                    format!(
-                        "with this entry the target would hold {used} bytes, over its quota of {} bytes (import evicts nothing); raise the quota or delete entries first",
-                        tx.agent.quota
-                    ),
-                ));
-            }
-            plan.push((b, existing.is_some(), size));
-        }
-        for (b, exists, size) in plan {
-            let e = &b.entry;
-            let action = if exists { Action::Update } else { Action::Create };
-            tx.batch.record(action, Actor::Deployer, Subject { key: Some(&e.key), category: Some(e.category), size: Some(size) }, None);
+        let existing = |key: &str| Ok(load_entry(tx.conn, key)?.map(|old| old.size));
+        let target = Target { policy: tx.agent.policy, quota: tx.agent.quota, used: tx.agent.used, now: tx.now, existing: &existing };
+        let (plan, used, report) = plan_import(&bundle, &target, on_conflict)?;
+        for p in plan {
+            let e = &p.from.entry;
+            let action = if p.replaces { Action::Update } else { Action::Create };
+            tx.batch.record(action, Actor::Deployer, Subject { key: Some(&e.key), category: Some(e.category), size: Some(p.size) }, None);
             let seq = tx.next_seq();
             let stored = StoredEntry {
                 entry: Entry { entry_id: entry_id(agent_id, &e.key), ..e.clone() },
-                size,
+                size: p.size,
                 seq,
-                creator_domain: b.creator_domain.clone(),
+                creator_domain: p.from.creator_domain.clone(),
             };
-            tx.put_entry(&stored, exists)?;
-            if exists {
-                report.updated += 1;
-            } else {
-                report.created += 1;
-            }
+            tx.put_entry(&stored, p.replaces)?;
         }
         tx.set_used(used);
         Ok(report)

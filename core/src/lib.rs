@@ -24,6 +24,7 @@ pub mod quota;
 pub mod refusals;
 pub mod storage;
 pub mod time;
+pub mod transfer;
 pub mod wasm;
 
 #[cfg(test)]

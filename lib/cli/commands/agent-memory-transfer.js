@@ -7,7 +7,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const memory = require('../../../index.js')
 const { CliError } = require('../errors')
-const { findAgent, ensureAgentMemory, requireSqlite } = require('../agents')
+const { findAgent, ensureAgentMemory } = require('../agents')
 const { formatSize } = require('../format')
 const { confirm, progress } = require('../interactive')
 
@@ -60,7 +60,6 @@ const exportCommand = {
 
   async run({ positionals, options, root, io }) {
     const agent = findAgent(root, positionals.agent)
-    requireSqlite(root, agent, 'agent memory export')
     const output = options.output === undefined ? undefined : path.resolve(options.output)
     const bar = progress()
     const usage = process.stderr.isTTY ? memory.inspectAgentMemory({ agentId: agent.id, root }) : null
@@ -98,8 +97,8 @@ const importCommand = {
     'Imports a bundle made by rotifer agent memory export. The header, the checksum and every entry',
     "are checked first (as for a write, against the agent's data policy, and against its quota:",
     'import never evicts); then all entries land in one transaction, or none does. Creators,',
-    'policies and times are kept; lastAccessedBy becomes the creator. Each entry is recorded in',
-    '.rotifer/audit.jsonl (memory.create or memory.update, actor "deployer"). Entries that expired',
+    'policies and times are kept; lastAccessedBy becomes the creator. Each entry is recorded in the',
+    'agent\'s audit (memory.create or memory.update, actor "deployer"). Entries that expired',
     'since the export are left out. A refused bundle is reported with its line and the reason.',
     'At a terminal, a progress line on stderr says what is being imported (not with --json).',
     '--on-conflict replace overwrites entries: at a terminal it asks first (--yes does not ask);',
@@ -116,7 +115,6 @@ const importCommand = {
   async run({ positionals, options, root, io }) {
     const onConflict = options['on-conflict'] === undefined ? 'fail' : options['on-conflict']
     const agent = findAgent(root, positionals.agent)
-    requireSqlite(root, agent, 'agent memory import')
     if (onConflict === 'replace') {
       // Replacing overwrites the agent's entries: a person confirms, a script says --yes.
       await confirm({

@@ -14,5 +14,6 @@ GRANT EXECUTE ON FUNCTION
   rotifer.memory_deployer_delete(text, text, text, text, bigint),
   rotifer.agent_configure(text, bigint, boolean, integer, boolean),
   rotifer.memory_drop_agent(text),
-  rotifer.attempt_settle(text, text)
+  rotifer.attempt_settle(text, text),
+  rotifer.memory_import(text, bigint, bigint, bigint, boolean, integer, jsonb, bytea[], bigint)
 TO rotifer_deployment;
