@@ -290,6 +290,22 @@ describe('the deployer commands on PostgreSQL print what they print on the file 
     assert.deepEqual(logs[1], logs[0])
     assert.deepEqual(logs[2], logs[0])
     assert.deepEqual(logs[0].map((l) => `${l.action} ${l.actor}`), [...Array(3).fill('memory.create deployer'), ...Array(3).fill('memory.update deployer')])
+
+    // Backups: each binding's restores into each other one, with the same report.
+    const backups = {}
+    for (const b of ['sqlite', 'record', 'environment']) {
+      backups[b] = path.join(tw[b].root, 'keeper.backup.db')
+      assert.equal(JSON.parse(okRun(tw[b].root, tw[b].env, 'agent', 'memory', 'backup', 'keeper', backups[b], '--json').stdout).entries, 233)
+    }
+    okRun(tw.sqlite.root, {}, 'agent', 'memory', 'delete', 'keeper', '--category', 'CACHE', '--yes')
+    const restores = [['sqlite', 'record'], ['record', 'environment'], ['environment', 'sqlite']].map(([into, from]) =>
+      JSON.parse(okRun(tw[into].root, tw[into].env, 'agent', 'memory', 'restore', 'keeper', backups[from], '--yes', '--json').stdout))
+    assert.deepEqual(restores[0], { entries: 233, replaced: 3, expired: 0, used: restores[0].used })
+    assert.deepEqual(restores[1], { ...restores[0], replaced: 233 })
+    assert.deepEqual(restores[2], { ...restores[0], replaced: 233 })
+    same(tw, asIs, 'agent', 'memory', 'list', 'keeper', '--json')
+    const last = ['sqlite', 'record', 'environment'].map((b) => comparableLog(okRun(tw[b].root, tw[b].env, 'agent', 'memory', 'log', 'keeper', '--action', 'restore', '--json').stdout, { times: false }))
+    assert.deepEqual(last.map((l) => l.map((x) => `${x.action} ${x.actor} ${x.size}`)), Array(3).fill([`memory.restore deployer ${restores[0].used}`]))
   })
 
   test("agent delete drops the agent's rows on the server and says where they were", (t) => {
@@ -519,16 +535,10 @@ describe('bindings named by the record and the environment, without a server (R-
     const bundle = path.join(root, 'b.jsonl')
     fs.writeFileSync(bundle, '{}\n')
     assert.equal(memory.agentMemoryBinding({ agentId: id, root }), 'postgresql://bob:***@127.0.0.1:1/app')
-    for (const args of [['agent', 'show', 'far'], ['agent', 'memory', 'list', 'far'], ['agent', 'memory', 'get', 'far', 'k'], ['agent', 'memory', 'log', 'far'], ['agent', 'memory', 'delete', 'far', '--key', 'k'], ['agent', 'memory', 'export', 'far'], ['agent', 'memory', 'import', 'far', bundle], ['agent', 'delete', 'far', '--yes'], ['agent', 'list', '--json']]) {
+    for (const args of [['agent', 'show', 'far'], ['agent', 'memory', 'list', 'far'], ['agent', 'memory', 'get', 'far', 'k'], ['agent', 'memory', 'log', 'far'], ['agent', 'memory', 'delete', 'far', '--key', 'k'], ['agent', 'memory', 'export', 'far'], ['agent', 'memory', 'import', 'far', bundle], ['agent', 'memory', 'backup', 'far', path.join(root, 'b.db')], ['agent', 'delete', 'far', '--yes'], ['agent', 'list', '--json']]) {
       const r = run(root, {}, ...args)
       const said = r.stdout + r.stderr
       assert.ok(said.includes('postgresql://bob:***@127.0.0.1:1/app'), `${args.join(' ')}: ${said}`)
-    }
-    // The commands of the file alone refuse it, rather than use a file its genes do not.
-    for (const args of [['agent', 'memory', 'backup', 'far', path.join(root, 'b.db')]]) {
-      const r = run(root, {}, ...args)
-      assert.equal(r.status, 1)
-      assert.match(r.stderr, /works on the SQLite file only, and agent "far"'s memory is on postgresql:\/\/bob:\*\*\*@127\.0\.0\.1:1\/app/)
     }
     assert.equal(fs.existsSync(path.join(root, '.rotifer', 'memory', `${id}.db`)), false, 'no file was made')
   })

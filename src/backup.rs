@@ -1,11 +1,11 @@
 //! The deployer's backup and restore (R-HOST-1b): `backupAgentMemory` and
-//! `restoreAgentMemory`. Conversion only; the rules live in the core's `backup` module.
+//! `restoreAgentMemory`. Conversion only; the rules live in the core's `backup` module (`transfer` picks the binding).
 
 use crate::convert::{Builder, JsAny, JsOut};
 use crate::{call_time, guard, CoreResult};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use rotifer_memory_core::backup;
+use rotifer_memory_core::transfer;
 use rotifer_memory_core::memory::AgentOptions;
 use rotifer_memory_core::{Arg, MemoryError};
 use std::path::PathBuf;
@@ -23,8 +23,8 @@ fn file_of(o: &AgentOptions<'_>) -> CoreResult<PathBuf> {
 pub fn backup_agent_memory(env: Env, options: JsAny) -> Result<JsOut, String> {
     guard(|| {
         let arg = options.to_arg()?;
-        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "file"])?;
-        let r = backup::backup_agent_memory(&o.layout, &o.agent_id, &file_of(&o)?)?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "file", "url"])?;
+        let r = transfer::backup_agent_memory_of(&o.agent()?, &file_of(&o)?)?;
         let b = Builder::new(env.raw());
         Ok(JsOut(b.object(&[
             (c"entries", b.number(r.entries as f64)?),
@@ -39,8 +39,8 @@ pub fn backup_agent_memory(env: Env, options: JsAny) -> Result<JsOut, String> {
 pub fn restore_agent_memory(env: Env, options: JsAny, now: JsAny) -> Result<JsOut, String> {
     guard(|| {
         let arg = options.to_arg()?;
-        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "file", "now"])?;
-        let r = backup::restore_agent_memory(&o.layout, &o.agent_id, &file_of(&o)?, call_time(&now)?)?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "file", "now", "url"])?;
+        let r = transfer::restore_agent_memory_of(&o.agent()?, &file_of(&o)?, call_time(&now)?)?;
         let b = Builder::new(env.raw());
         Ok(JsOut(b.object(&[
             (c"entries", b.number(r.entries as f64)?),

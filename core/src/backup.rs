@@ -17,7 +17,9 @@ use rusqlite::types::ValueRef;
 use crate::storage::files::unique_suffix;
 use crate::storage::opening::move_into_place;
 use crate::storage::schema::{self, harden_connection, refuse_foreign_schema, schema_of};
-use crate::storage::store::{expires_at, read_agent, AgentStore, IfMissing, StoredEntry, ENTRY_COLUMNS};
+use crate::model::DataPolicy;
+use crate::storage::opening::build_contents;
+use crate::storage::store::{expires_at, read_agent, write_entry_row, AgentStore, IfMissing, StoredEntry, ENTRY_COLUMNS};
 use crate::time::CallTime;
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
@@ -52,6 +54,49 @@ pub fn backup_agent_memory(layout: &Layout, agent_id: &str, dest: &Path) -> Resu
     check_agent_id(agent_id)?;
     let store = AgentStore::open(layout, agent_id, IfMissing::Skip)?
         .ok_or_else(|| MemoryError::not_found(format!("agent {agent_id:?} has no memory to back up")))?;
+    new_backup_file(dest, |out, fail| {
+        store.read_only(|conn| {
+            // All pages in one step: one read transaction, one snapshot, never restarted.
+            use rusqlite::backup::{Backup, StepResult};
+            let backup = Backup::new(conn, out).map_err(|e| fail(&e))?;
+            let give_up = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            loop {
+                match backup.step(-1).map_err(|e| fail(&e))? {
+                    StepResult::Done => return Ok(()),
+                    StepResult::More => {}
+                    // Another connection holds a lock the copy needs: wait as a busy call would.
+                    _ if std::time::Instant::now() < give_up => std::thread::sleep(std::time::Duration::from_millis(5)),
+                    _ => return Err(fail(&"the database stayed locked for 30 s")),
+                }
+            }
+        })
+    })
+}
+
+/// A backup of agent `agent_id` made from its rows elsewhere (another binding's): the same
+/// standalone file `backup_agent_memory` makes, holding `entries` with their sequence numbers,
+/// the agent's limits and `last_seq`, so that `restore_agent_memory` reads it alike.
+pub fn write_backup(dest: &Path, agent_id: &str, quota: u64, policy: DataPolicy, last_seq: i64, entries: &[StoredEntry]) -> Result<BackedUp> {
+    check_agent_id(agent_id)?;
+    new_backup_file(dest, |out, fail| {
+        (|| -> Result<()> {
+            build_contents(out, agent_id, (quota, policy), last_seq)?;
+            let tx = out.unchecked_transaction()?;
+            for e in entries {
+                write_entry_row(&tx, e, &policy, false)?;
+            }
+            tx.execute("UPDATE agent SET used_bytes = ?1 WHERE id = 1", [entries.iter().map(|e| e.size as i64).sum::<i64>()])?;
+            tx.commit()?;
+            Ok(())
+        })()
+        .map_err(|e| fail(&e.message))
+    })
+}
+
+/// Makes the backup file `dest`: refused if it exists; else a temporary file in the same folder
+/// (0600) that `fill` writes a database into, made standalone (journal mode `DELETE`: no WAL
+/// beside it to lose when it is copied), flushed, and moved into place. A failure leaves no file.
+fn new_backup_file(dest: &Path, fill: impl FnOnce(&mut Connection, &dyn Fn(&dyn std::fmt::Display) -> MemoryError) -> Result<()>) -> Result<BackedUp> {
     let fail = |what: &dyn std::fmt::Display| MemoryError::storage(format!("cannot write the backup {} ({what}); nothing was written", dest.display()));
     if std::fs::symlink_metadata(dest).is_ok() {
         return Err(MemoryError::invalid(format!("the backup file {} exists already; remove it or choose another name (a backup never replaces a file)", dest.display())));
@@ -63,22 +108,7 @@ pub fn backup_agent_memory(layout: &Layout, agent_id: &str, dest: &Path) -> Resu
         drop(create_private_file(&tmp).map_err(|e| fail(&e))?);
         let mut out = Connection::open_with_flags(&tmp, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_NOFOLLOW)
             .map_err(|e| fail(&e))?;
-        store.read_only(|conn| {
-            // All pages in one step: one read transaction, one snapshot, never restarted.
-            use rusqlite::backup::{Backup, StepResult};
-            let backup = Backup::new(conn, &mut out).map_err(|e| fail(&e))?;
-            let give_up = std::time::Instant::now() + std::time::Duration::from_secs(30);
-            loop {
-                match backup.step(-1).map_err(|e| fail(&e))? {
-                    StepResult::Done => return Ok(()),
-                    StepResult::More => {}
-                    // Another connection holds a lock the copy needs: wait as a busy call would.
-                    _ if std::time::Instant::now() < give_up => std::thread::sleep(std::time::Duration::from_millis(5)),
-                    _ => return Err(fail(&"the database stayed locked for 30 s")),
-                }
-            }
-        })?;
-        // A standalone file: no WAL beside it to lose when it is copied.
+        fill(&mut out, &fail)?;
         let (entries, used): (i64, i64) = (|| -> rusqlite::Result<(i64, i64)> {
             out.query_row("PRAGMA journal_mode = DELETE", [], |_| Ok(()))?;
             out.query_row("SELECT COUNT(*), COALESCE(SUM(size), 0) FROM entries", [], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -95,13 +125,19 @@ pub fn backup_agent_memory(layout: &Layout, agent_id: &str, dest: &Path) -> Resu
     written
 }
 
-/// Replaces every entry of the agent with those of the backup `file`, in one transaction:
-/// everything is checked first (the file, its schema, its agent, every entry as a write would
-/// be, the agent's data policy and quota: a restore evicts nothing), then all entries land, or
-/// none. The agent keeps its quota and data policy. Entries expired by its rules are left out.
-pub fn restore_agent_memory(layout: &Layout, agent_id: &str, file: &Path, now: impl Into<CallTime>) -> Result<Restored> {
+/// A backup file opened and checked as far as that does not depend on the agent's state: the
+/// file, its schema, that it is this agent's, every column as a write stores it.
+pub struct CheckedBackup {
+    src: Connection,
+    /// The backup's own `last_seq`: a restore numbers its change past it.
+    pub last_seq: i64,
+}
+
+/// Opens `file` as a backup of `agent_id` (`own_db`: the agent's database file, which is no
+/// backup of it) and checks it (`CheckedBackup`).
+pub fn read_backup(file: &Path, own_db: &Path, agent_id: &str) -> Result<CheckedBackup> {
     check_agent_id(agent_id)?;
-    let src = open_backup(file, &layout.real()?.db_path(agent_id))?;
+    let src = open_backup(file, own_db)?;
     let bad = |what: String| MemoryError::invalid(format!("the backup {} {what}; nothing was restored", file.display()));
     let backup_agent = read_agent(&src).map_err(|e| bad(format!("has no usable agent row ({})", e.message)))?;
     let owner: String = src.query_row("SELECT agent_id FROM agent WHERE id = 1", [], |r| r.get(0)).map_err(|e| bad(e.to_string()))?;
@@ -113,42 +149,96 @@ pub fn restore_agent_memory(layout: &Layout, agent_id: &str, file: &Path, now: i
     // Every column as a write would store it, before the store is even opened.
     check_agent_row(&src).map_err(&bad)?;
     check_entry_columns(&src, backup_agent.last_seq, backup_agent.used).map_err(&bad)?;
+    Ok(CheckedBackup { src, last_seq: backup_agent.last_seq })
+}
+
+/// Whether entry `e` of the backup is restored into an agent with `policy` at `now`: refused
+/// (the whole restore) if a write would refuse it; `false` if it has expired by the agent's rules.
+fn judge_entry(agent_id: &str, file: &Path, policy: &DataPolicy, now: i64, e: &StoredEntry) -> Result<bool> {
+    let bad = |what: String| MemoryError::invalid(format!("the backup {} {what}; nothing was restored", file.display()));
+    check_entry(agent_id, e).map_err(|what| bad(format!("holds an entry (key {:?}) that {what}", e.entry.key)))?;
+    for (column, ms) in [("created_at", e.entry.created_at), ("updated_at", e.entry.updated_at)] {
+        check_not_future(ms, now).map_err(|what| bad(format!("holds an entry (key {:?}) whose {column} {what}", e.entry.key)))?;
+    }
+    if let Some(reason) = unsupported_scope(&e.entry.access_policy).or_else(|| data_policy_violation(policy, &e.entry.access_policy, e.entry.retention_policy.as_ref())) {
+        return Err(MemoryError::denied(format!(
+            "the backup {} holds an entry (key {:?}) that the agent's data policy refuses: {reason}; nothing was restored",
+            file.display(),
+            e.entry.key
+        )));
+    }
+    Ok(!expires_at(e.entry.updated_at, e.entry.retention_policy.as_ref(), policy).is_some_and(|t| t <= now))
+}
+
+/// The refusal of a restore that the agent's quota cannot hold.
+fn over_quota(file: &Path, used: u64, quota: u64) -> MemoryError {
+    MemoryError::quota(format!(
+        "the backup {} holds {used} bytes, over the agent's quota of {} (a restore evicts nothing); raise the quota first; nothing was restored",
+        file.display(),
+        crate::quota::describe_quota(quota)
+    ))
+}
+
+/// What the `memory.restore` audit line says.
+pub fn restore_reason(file: &Path, r: &Restored) -> String {
+    format!(
+        "restored from {} by the deployer: {} entries ({} bytes) replace {}{}",
+        file.display(),
+        r.entries,
+        r.used,
+        r.replaced,
+        if r.expired > 0 { format!("; {} expired entries of the backup left out", r.expired) } else { String::new() }
+    )
+}
+
+/// A restore into an agent held elsewhere (another binding), decided before anything changes:
+/// the entries put back, in write order, and the report (`replaced` left for the binding to
+/// count); refused as `restore_agent_memory` refuses.
+pub fn plan_restore(b: &CheckedBackup, file: &Path, agent_id: &str, policy: &DataPolicy, quota: u64, now: i64) -> Result<(Restored, Vec<StoredEntry>)> {
+    let mut plan = Restored::default();
+    let mut kept = Vec::new();
+    for_each_entry(&b.src, file, |e| {
+        if judge_entry(agent_id, file, policy, now, e)? {
+            plan.entries += 1;
+            plan.used += e.size;
+            kept.push(e.clone());
+        } else {
+            plan.expired += 1;
+        }
+        Ok(())
+    })?;
+    if plan.used > quota {
+        return Err(over_quota(file, plan.used, quota));
+    }
+    Ok((plan, kept))
+}
+
+/// Replaces every entry of the agent with those of the backup `file`, in one transaction:
+/// everything is checked first (the file, its schema, its agent, every entry as a write would
+/// be, the agent's data policy and quota: a restore evicts nothing), then all entries land, or
+/// none. The agent keeps its quota and data policy. Entries expired by its rules are left out.
+pub fn restore_agent_memory(layout: &Layout, agent_id: &str, file: &Path, now: impl Into<CallTime>) -> Result<Restored> {
+    let backup = read_backup(file, &layout.real()?.db_path(agent_id), agent_id)?;
     let store = AgentStore::open(layout, agent_id, IfMissing::Create)?.ok_or_else(|| MemoryError::storage("memory could not be opened"))?;
     store.write(now, |tx| {
         // Every check before any change: a refusal commits nothing of the restore.
         let policy = tx.agent.policy;
         let mut plan = Restored::default();
-        for_each_entry(&src, file, |e| {
-            check_entry(agent_id, e).map_err(|what| bad(format!("holds an entry (key {:?}) that {what}", e.entry.key)))?;
-            for (column, ms) in [("created_at", e.entry.created_at), ("updated_at", e.entry.updated_at)] {
-                check_not_future(ms, tx.now).map_err(|what| bad(format!("holds an entry (key {:?}) whose {column} {what}", e.entry.key)))?;
-            }
-            if let Some(reason) = unsupported_scope(&e.entry.access_policy).or_else(|| data_policy_violation(&policy, &e.entry.access_policy, e.entry.retention_policy.as_ref())) {
-                return Err(MemoryError::denied(format!(
-                    "the backup {} holds an entry (key {:?}) that the agent's data policy refuses: {reason}; nothing was restored",
-                    file.display(),
-                    e.entry.key
-                )));
-            }
-            if expires_at(e.entry.updated_at, e.entry.retention_policy.as_ref(), &policy).is_some_and(|t| t <= tx.now) {
-                plan.expired += 1;
-            } else {
+        for_each_entry(&backup.src, file, |e| {
+            if judge_entry(agent_id, file, &policy, tx.now, e)? {
                 plan.entries += 1;
                 plan.used += e.size;
+            } else {
+                plan.expired += 1;
             }
             Ok(())
         })?;
         if plan.used > tx.agent.quota {
-            return Err(MemoryError::quota(format!(
-                "the backup {} holds {} bytes, over the agent's quota of {} (a restore evicts nothing); raise the quota first; nothing was restored",
-                file.display(),
-                plan.used,
-                crate::quota::describe_quota(tx.agent.quota)
-            )));
+            return Err(over_quota(file, plan.used, tx.agent.quota));
         }
         plan.replaced = tx.delete_all_entries()?;
         let now = tx.now;
-        for_each_entry(&src, file, |e| {
+        for_each_entry(&backup.src, file, |e| {
             if !expires_at(e.entry.updated_at, e.entry.retention_policy.as_ref(), &policy).is_some_and(|t| t <= now) {
                 tx.put_entry(e, false)?;
             }
@@ -158,17 +248,9 @@ pub fn restore_agent_memory(layout: &Layout, agent_id: &str, file: &Path, now: i
         tx.set_used(plan.used);
         // Past every number in use, here and in the backup: lines before it keep their verdict.
         // The line carries this attempt's number (a failed attempt at it before is superseded).
-        tx.raise_seq(backup_agent.last_seq);
+        tx.raise_seq(backup.last_seq);
         tx.next_seq();
-        let reason = format!(
-            "restored from {} by the deployer: {} entries ({} bytes) replace {}{}",
-            file.display(),
-            plan.entries,
-            plan.used,
-            plan.replaced,
-            if plan.expired > 0 { format!("; {} expired entries of the backup left out", plan.expired) } else { String::new() }
-        );
-        tx.batch.record_restore(Actor::Deployer, &reason, Some(plan.used), None);
+        tx.batch.record_restore(Actor::Deployer, &restore_reason(file, &plan), Some(plan.used), None);
         Ok(plan)
     })
 }

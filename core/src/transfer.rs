@@ -1,11 +1,14 @@
-//! Export and import on the agent's binding (R-MIG-2/3, R-BIND-2): the bundle's format and the
-//! import's decisions are `bundle`'s, the same on both; this module only picks the storage.
+//! Moving memory on the agent's binding (R-MIG-2/3, R-HOST-1b, R-BIND-2): bundles and backups.
+//! Their formats and decisions are `bundle`'s and `backup`'s, the same on both bindings; this
+//! module only picks the storage.
 
 use crate::binding::{Agent, Binding};
+use crate::backup::{self, BackedUp, Restored};
 use crate::bundle::{self, Exported, Imported, OnConflict};
 use crate::error::{MemoryError, Result};
 use crate::model::check_agent_id;
 use crate::time::CallTime;
+use std::path::Path;
 
 /// The bundle of the agent's live `PREFERENCE`, `PATTERN` and `CONTEXT` entries, and `CACHE`
 /// ones when `include_cache`, oldest first, on the agent's binding. Read from one snapshot;
@@ -33,3 +36,27 @@ pub fn import_agent_memory_of(agent: &Agent, bytes: &[u8], on_conflict: OnConfli
     }
 }
 
+/// Writes a backup of the agent's memory to `dest` (a new file), from its binding: on either,
+/// the standalone SQLite file `backup::backup_agent_memory` makes.
+pub fn backup_agent_memory_of(agent: &Agent, dest: &Path) -> Result<BackedUp> {
+    match &agent.binding {
+        Binding::Sqlite => backup::backup_agent_memory(&agent.layout, &agent.agent_id, dest),
+        Binding::Postgres(pool) => {
+            check_agent_id(&agent.agent_id)?;
+            pool.with(|c| crate::postgres::backup::backup(c, &agent.agent_id, dest))?
+                .ok_or_else(|| MemoryError::not_found(format!("agent {:?} has no memory to back up", agent.agent_id)))
+        }
+    }
+}
+
+/// Replaces every entry of the agent, on its binding, with those of the backup `file`, made on
+/// either binding: checked whole first, then one change.
+pub fn restore_agent_memory_of(agent: &Agent, file: &Path, now: CallTime) -> Result<Restored> {
+    match &agent.binding {
+        Binding::Sqlite => backup::restore_agent_memory(&agent.layout, &agent.agent_id, file, now),
+        Binding::Postgres(pool) => {
+            let checked = backup::read_backup(file, &agent.layout.real()?.db_path(&agent.agent_id), &agent.agent_id)?;
+            pool.with(|c| crate::postgres::backup::restore(c, &agent.agent_id, &checked, file, now.given()))
+        }
+    }
+}

@@ -192,17 +192,6 @@ function printableRecord(root, agent) {
 }
 
 /**
- * The commands that work on the SQLite file alone (backups, bundles) refuse an agent whose
- * memory is elsewhere, rather than read or write a file its genes and views do not use.
- */
-function requireSqlite(root, agent, command) {
-  const binding = bindingOf(root, agent)
-  if (!isSqlite(binding)) {
-    throw new CliError(`${command} works on the SQLite file only, and agent "${agent.name}"'s memory is on ${binding}; back that database up with PostgreSQL's own tools`)
-  }
-}
-
-/**
  * Call before a command opens `agent`'s memory (R-HOST-1): a memory that is missing (a database
  * deleted for a reset; a fresh clone where agent records are committed and databases are not;
  * on PostgreSQL, an agent without rows on the server) is created, empty, with the quota and
@@ -282,5 +271,5 @@ function readComposition(genes, composition, parMerge) {
 
 module.exports = {
   readComposition, agentsDir, ensurePrivateDir, checkAgentName, writeAgent, readAgents, findAgent, ensureAgentMemory, refuseUntrusted,
-  bindingOf, isSqlite, printableRecord, requireSqlite,
+  bindingOf, isSqlite, printableRecord,
 }

@@ -3,6 +3,7 @@
 //! of the contract are enforced by the server functions themselves (R-BIND-4); validation and
 //! messages stay the contract's own, above this module.
 
+pub mod backup;
 pub mod bundle;
 pub mod calls;
 pub mod client;

@@ -24,6 +24,7 @@ const FILES: &[(&str, &str)] = &[
     ("functions/agent_drop.sql", include_str!("sql/functions/agent_drop.sql")),
     ("functions/attempt_settle.sql", include_str!("sql/functions/attempt_settle.sql")),
     ("functions/memory_import.sql", include_str!("sql/functions/memory_import.sql")),
+    ("functions/memory_restore.sql", include_str!("sql/functions/memory_restore.sql")),
     ("grants.sql", include_str!("sql/grants.sql")),
 ];
 const ORDER: &str = include_str!("sql/order.txt");

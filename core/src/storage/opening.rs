@@ -103,7 +103,7 @@ pub(crate) fn check_connection(conn: &Connection, path: &Path) -> Result<()> {
 }
 
 /// The statements that make a new database's contents: the schema, its version, the agent row.
-fn build_contents(conn: &Connection, agent_id: &str, (quota, policy): (u64, DataPolicy), last_seq: i64) -> rusqlite::Result<()> {
+pub(crate) fn build_contents(conn: &Connection, agent_id: &str, (quota, policy): (u64, DataPolicy), last_seq: i64) -> rusqlite::Result<()> {
     conn.execute_batch(&format!("BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"))?;
     conn.execute(
         "INSERT INTO agent (id, agent_id, quota, anonymization_supported, max_retention_days, used_bytes, last_seq) VALUES (1, ?1, ?2, ?3, ?4, 0, ?5)",

@@ -719,44 +719,8 @@ impl Tx<'_, '_> {
 
     /// Inserts or replaces the row of `e` (found by key).
     pub fn put_entry(&mut self, e: &StoredEntry, exists: bool) -> Result<()> {
-        let en = &e.entry;
-        self.latest_written = self.latest_written.max(Some(en.updated_at));
-        let r = en.retention_policy;
-        let expires = expires_at(en.updated_at, r.as_ref(), &self.agent.policy);
-        // An entry that does not expire, before and after, costs the expiry index nothing:
-        // it is partial (`expires_at IS NOT NULL`), so NULL to NULL touches no index page.
-        let sql = if exists {
-            "UPDATE entries SET entry_id = ?2, category = ?3, value = ?4, size = ?5, created_by = ?6, creator_domain = ?7, \
-             last_accessed_by = ?8, created_at = ?9, updated_at = ?10, seq = ?11, read_scope = ?12, write_scope = ?13, \
-             share_policy = ?14, ret_set = ?15, ret_days = ?16, ret_auto_delete = ?17, ret_anonymization = ?18, \
-             expires_at = ?19 WHERE key = ?1"
-        } else {
-            "INSERT INTO entries (key, entry_id, category, value, size, created_by, creator_domain, last_accessed_by, \
-             created_at, updated_at, seq, read_scope, write_scope, share_policy, ret_set, ret_days, ret_auto_delete, \
-             ret_anonymization, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
-        };
-        self.conn.prepare_cached(sql)?.execute(params![
-            en.key.as_bytes(),
-            en.entry_id,
-            en.category as i64,
-            en.value,
-            e.size as i64,
-            en.created_by,
-            e.creator_domain,
-            en.last_accessed_by,
-            en.created_at,
-            en.updated_at,
-            e.seq,
-            en.access_policy.read_scope as i64,
-            en.access_policy.write_scope as i64,
-            en.access_policy.share_policy as i64,
-            r.is_some(),
-            r.and_then(|r| r.max_retention_days),
-            r.is_some_and(|r| r.auto_delete_on_termination),
-            r.is_some_and(|r| r.anonymization_supported),
-            expires,
-        ])?;
-        Ok(())
+        self.latest_written = self.latest_written.max(Some(e.entry.updated_at));
+        write_entry_row(self.conn, e, &self.agent.policy, exists)
     }
 
     pub fn touch(&mut self, key: &str, gene: &Gene) -> Result<()> {
@@ -765,6 +729,48 @@ impl Tx<'_, '_> {
             .execute(params![key.as_bytes(), gene.id])?;
         Ok(())
     }
+}
+
+/// Inserts (or, `exists`, replaces) the row of `e` in the `entries` of `conn`, its expiry from
+/// its retention or `policy`: the one statement every writer of rows uses, a backup's too.
+pub(crate) fn write_entry_row(conn: &Connection, e: &StoredEntry, policy: &DataPolicy, exists: bool) -> Result<()> {
+    let en = &e.entry;
+    let r = en.retention_policy;
+    let expires = expires_at(en.updated_at, r.as_ref(), policy);
+    // An entry that does not expire, before and after, costs the expiry index nothing:
+    // it is partial (`expires_at IS NOT NULL`), so NULL to NULL touches no index page.
+    let sql = if exists {
+        "UPDATE entries SET entry_id = ?2, category = ?3, value = ?4, size = ?5, created_by = ?6, creator_domain = ?7, \
+         last_accessed_by = ?8, created_at = ?9, updated_at = ?10, seq = ?11, read_scope = ?12, write_scope = ?13, \
+         share_policy = ?14, ret_set = ?15, ret_days = ?16, ret_auto_delete = ?17, ret_anonymization = ?18, \
+         expires_at = ?19 WHERE key = ?1"
+    } else {
+        "INSERT INTO entries (key, entry_id, category, value, size, created_by, creator_domain, last_accessed_by, \
+         created_at, updated_at, seq, read_scope, write_scope, share_policy, ret_set, ret_days, ret_auto_delete, \
+         ret_anonymization, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
+    };
+    conn.prepare_cached(sql)?.execute(params![
+        en.key.as_bytes(),
+        en.entry_id,
+        en.category as i64,
+        en.value,
+        e.size as i64,
+        en.created_by,
+        e.creator_domain,
+        en.last_accessed_by,
+        en.created_at,
+        en.updated_at,
+        e.seq,
+        en.access_policy.read_scope as i64,
+        en.access_policy.write_scope as i64,
+        en.access_policy.share_policy as i64,
+        r.is_some(),
+        r.and_then(|r| r.max_retention_days),
+        r.is_some_and(|r| r.auto_delete_on_termination),
+        r.is_some_and(|r| r.anonymization_supported),
+        expires,
+    ])?;
+    Ok(())
 }
 
 #[cfg(test)]

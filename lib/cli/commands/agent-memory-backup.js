@@ -8,7 +8,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const memory = require('../../../index.js')
 const { CliError } = require('../errors')
-const { findAgent, ensureAgentMemory, requireSqlite } = require('../agents')
+const { findAgent, ensureAgentMemory } = require('../agents')
 const { formatSize } = require('../format')
 const { confirm, progress } = require('../interactive')
 
@@ -26,7 +26,8 @@ const backup = {
     'standalone file (mode 0600, no WAL beside it), written under a temporary name and then',
     'moved into place; an existing <file> is never replaced. It holds the values: keep it as',
     'private as the memory itself. Put it back with rotifer agent memory restore. At a terminal,',
-    'a progress line on stderr says what is being copied (not with --json).',
+    'a progress line on stderr says what is being copied (not with --json). An agent on PostgreSQL',
+    'is copied from one snapshot of its rows into the same kind of file: either restores into either.',
   ],
   positionals: ['agent', 'file'],
   options: {
@@ -36,7 +37,6 @@ const backup = {
 
   async run({ positionals, options, root, io }) {
     const agent = findAgent(root, positionals.agent)
-    requireSqlite(root, agent, 'agent memory backup')
     ensureAgentMemory(root, agent, io)
     const file = path.resolve(positionals.file)
     const bar = progress({ json: options.json })
@@ -67,7 +67,7 @@ const restore = {
     "at its next call. The backup is checked first (that it is this agent's, every entry, the",
     "agent's data policy and quota: a restore evicts nothing); a refused backup changes nothing.",
     'The agent keeps its quota and data policy; entries that expired by its rules are left out.',
-    'The restore is recorded in .rotifer/audit.jsonl (memory.restore, actor "deployer"). At a',
+    'The restore is recorded in the agent\'s audit (memory.restore, actor "deployer"). At a',
     'terminal it asks first (y to go ahead; --yes does not ask) and shows a progress line on',
     'stderr; without one (a script, stdin not a terminal) it needs --yes (exit 2 without it). Never copy a backup over the',
     'database file by hand while the agent may be in use: use this command.',
@@ -81,7 +81,6 @@ const restore = {
 
   async run({ positionals, options, root, io }) {
     const agent = findAgent(root, positionals.agent)
-    requireSqlite(root, agent, 'agent memory restore')
     const file = path.resolve(positionals.file)
     let size
     try {

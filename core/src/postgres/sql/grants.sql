@@ -15,5 +15,6 @@ GRANT EXECUTE ON FUNCTION
   rotifer.agent_configure(text, bigint, boolean, integer, boolean),
   rotifer.memory_drop_agent(text),
   rotifer.attempt_settle(text, text),
-  rotifer.memory_import(text, bigint, bigint, bigint, boolean, integer, jsonb, bytea[], bigint)
+  rotifer.memory_import(text, bigint, bigint, bigint, boolean, integer, jsonb, bytea[], bigint),
+  rotifer.memory_restore(text, jsonb, bytea[], bigint, bigint, text, bigint)
 TO rotifer_deployment;

@@ -1,7 +1,8 @@
-//! Export and import on PostgreSQL (R-MIG-2/3, R-BIND-2): the same memory on both bindings exports
-//! the same bytes; the same bundle imports into either with the same report, the same refusals
-//! word for word, the same entries and the same audit lines; a plan made against an agent that
-//! changed since writes nothing; a forged plan is refused whole.
+//! Moving memory on PostgreSQL (R-MIG-2/3, R-HOST-1b, R-BIND-2): the same memory on both bindings
+//! exports the same bytes; the same bundle imports into either with the same report, the same
+//! refusals word for word, the same entries and the same audit lines; a plan made against an
+//! agent that changed since writes nothing; a forged plan is refused whole; a backup made on
+//! either binding restores into either alike.
 //!
 //! Runs beside the cluster `scripts/pg-cluster.js` starts; without one it says so and passes,
 //! except under CI=true.
@@ -16,7 +17,7 @@ use rotifer_memory_core::bundle::OnConflict;
 use rotifer_memory_core::memory::create_agent_memory_of;
 use rotifer_memory_core::postgres::client::{Connection, Timeouts};
 use rotifer_memory_core::time::CallTime;
-use rotifer_memory_core::transfer::{export_agent_memory_of, import_agent_memory_of};
+use rotifer_memory_core::transfer::{backup_agent_memory_of, export_agent_memory_of, import_agent_memory_of, restore_agent_memory_of};
 use rotifer_memory_core::{Arg, DataPolicy, ErrorCode, GeneMemory, GeneOptions};
 
 const POLICY: DataPolicy = DataPolicy { anonymization_supported: true, max_retention_days: Some(30) };
@@ -185,4 +186,65 @@ fn r_mig_3_a_stale_or_forged_plan_writes_nothing() {
     }
     let rows = c.query("SELECT convert_from(value, 'UTF8') || ',' || (SELECT count(*) FROM rotifer.audit WHERE agent_id = 'agent-f')::text FROM rotifer.entries WHERE agent_id = 'agent-f'", &[]).unwrap();
     assert_eq!(rows[0].get::<_, String>(0), "v,1", "the first import only");
+}
+
+#[test]
+fn r_host_1b_a_backup_of_either_binding_restores_into_either_alike() {
+    let Some(root) = admin_url() else { return };
+    let db = Db::new(&root, "bnd");
+    let project = Project::new("pg-backup");
+    let both = agents(&project, &db, "agent-b");
+    for a in &both {
+        create_agent_memory_of(a, 1 << 20, POLICY).unwrap();
+        fill(&project, &db, a);
+    }
+    let file = |name: &str| project.0.join(name);
+    let [bf, bp] = [(&both[0], "from-file.db"), (&both[1], "from-pg.db")].map(|(a, name)| backup_agent_memory_of(a, &file(name)).unwrap());
+    assert_eq!((bf.entries, bf.used), (bp.entries, bp.used));
+    assert_eq!(bp.entries, 5);
+    // A backup never replaces a file, on either.
+    let e = backup_agent_memory_of(&both[1], &file("from-file.db")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidInput);
+
+    // Changed since, then each binding restores the other's backup: the same report and memory.
+    for a in &both {
+        handle(&project, &db, a, 'a', "text.notes").write(&s("later"), Arg::Bytes(b"gone soon".to_vec()), &s("CONTEXT"), &Arg::Undefined, &Arg::Undefined, T0 + 20).unwrap();
+    }
+    let r_file = restore_agent_memory_of(&both[0], &file("from-pg.db"), CallTime::from(T0 + DAY + 10)).unwrap();
+    let r_pg = restore_agent_memory_of(&both[1], &file("from-file.db"), CallTime::from(T0 + DAY + 10)).unwrap();
+    assert_eq!(r_file, r_pg);
+    assert_eq!((r_pg.entries, r_pg.expired), (4, 1), "the CACHE entry kept a day has expired: left out");
+    let [f, p] = [&both[0], &both[1]].map(|a| export_agent_memory_of(a, true, CallTime::from(T0 + DAY + 20)).unwrap());
+    assert_eq!(String::from_utf8_lossy(&f.bytes), String::from_utf8_lossy(&p.bytes), "the same entries, lastAccessedBy and times kept");
+    let [l1, l2] = [&both[0], &both[1]].map(log_of);
+    let last = |l: &[serde_json::Value]| {
+        let x = l.last().unwrap().clone();
+        (x["action"].clone(), x["actor"].clone(), x["size"].clone(), x["reason"].as_str().unwrap().replace("from-pg.db", "B").replace("from-file.db", "B"))
+    };
+    assert_eq!(last(&l1), last(&l2));
+    assert_eq!(last(&l2).0, "memory.restore");
+    // The sequence goes on past the backup's: a write after it is numbered after every entry.
+    for a in &both {
+        handle(&project, &db, a, 'a', "text.notes").write(&s("after"), Arg::Bytes(b"x".to_vec()), &s("CONTEXT"), &Arg::Undefined, &Arg::Undefined, T0 + DAY + 30).unwrap();
+    }
+    let mut c = Connection::new(&db.url, Timeouts::default()).unwrap();
+    let rows = c.query("SELECT (SELECT seq FROM rotifer.entries WHERE agent_id = 'agent-b' AND key = 'after') > (SELECT max(seq) FROM rotifer.entries WHERE agent_id = 'agent-b' AND key <> 'after')", &[]).unwrap();
+    assert!(rows[0].get::<_, bool>(0));
+
+    // Refusals, word for word: another agent's backup, a quota too small; nothing changes.
+    let other = agents(&project, &db, "agent-other");
+    create_agent_memory_of(&other[0], 1 << 20, POLICY).unwrap();
+    backup_agent_memory_of(&other[0], &file("other.db")).unwrap();
+    let [e1, e2] = [&both[0], &both[1]].map(|a| restore_agent_memory_of(a, &file("other.db"), CallTime::from(T0 + DAY + 40)).unwrap_err());
+    assert_eq!((e1.code, &e1.message), (e2.code, &e2.message));
+    assert!(e2.message.contains("is of agent \"agent-other\""), "{}", e2.message);
+    for a in &both {
+        create_agent_memory_of(a, 30, POLICY).unwrap();
+    }
+    let [e1, e2] = [&both[0], &both[1]].map(|a| restore_agent_memory_of(a, &file("from-file.db"), CallTime::from(T0 + DAY + 40)).unwrap_err());
+    assert_eq!((e1.code, &e1.message), (e2.code, &e2.message));
+    assert_eq!(e2.code, ErrorCode::QuotaExceeded);
+    let [f2, p2] = [&both[0], &both[1]].map(|a| export_agent_memory_of(a, true, CallTime::from(T0 + DAY + 50)).unwrap());
+    assert_eq!(String::from_utf8_lossy(&f2.bytes), String::from_utf8_lossy(&p2.bytes), "nothing changed by the refusals");
+    assert!(String::from_utf8_lossy(&p2.bytes).contains("\"key\":\"after\""));
 }
