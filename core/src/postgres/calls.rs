@@ -46,6 +46,27 @@ const READ_FAST: &str = "SELECT g.go, e.entry_id, e.category, e.key, e.value, e.
             AND NOT EXISTS (SELECT 1 FROM rotifer.entries WHERE agent_id = $1 \
                             AND expires_at <= coalesce($2::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)) AS go) g \
    LEFT JOIN rotifer.entries e ON g.go AND e.agent_id = $1 AND e.key = $3";
+/// A query that changes nothing (the agent exists, a test clock is allowed, nothing of it has
+/// expired), as one plain statement over one snapshot: the role may read its own rows. The scope
+/// test is `rotifer.admits`, written out (a function with its own `search_path` is not inlined,
+/// and would run once per row); `$9` is the end of the key prefix's range (`prefix_end`).
+const QUERY_FAST: &str = "SELECT g.go, q.entry_id, q.category, q.key, q.value, q.created_by, q.last_accessed_by, \
+     q.created_at, q.updated_at, q.read_scope, q.write_scope, q.share_policy, q.ret_set, q.ret_days, q.ret_auto_delete, \
+     q.ret_anonymization, q.total \
+   FROM (SELECT EXISTS (SELECT 1 FROM rotifer.agents WHERE agent_id = $1) \
+            AND ($10::bigint IS NULL OR EXISTS (SELECT 1 FROM rotifer.roles WHERE role_name = session_user AND test_clock)) \
+            AND NOT EXISTS (SELECT 1 FROM rotifer.entries WHERE agent_id = $1 \
+                            AND expires_at <= coalesce($10::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)) AS go) g \
+   LEFT JOIN LATERAL (SELECT w.*, (sum(w.size) OVER ())::bigint AS total FROM ( \
+       SELECT * FROM rotifer.entries e \
+       WHERE e.agent_id = $1 AND ($4::text IS NULL OR e.category = $4) \
+         AND ($5::text IS NULL OR (e.key >= $5 AND ($9::text IS NULL OR e.key < $9))) \
+         AND ($6::bigint IS NULL OR e.updated_at >= $6) AND ($7::bigint IS NULL OR e.updated_at < $7) \
+         AND coalesce(CASE e.read_scope WHEN 'CREATOR_GENE_ONLY' THEN $2::text = e.created_by \
+               WHEN 'SAME_DOMAIN' THEN $2::text = e.created_by OR ($3::text IS NOT NULL AND e.creator_domain IS NOT NULL AND $3::text = e.creator_domain) \
+               WHEN 'ALL_GENES' THEN true ELSE false END, false) \
+       ORDER BY e.updated_at DESC, e.seq DESC LIMIT $8::integer) w) q ON g.go \
+   ORDER BY q.updated_at DESC, q.seq DESC";
 const READ: &str = "SELECT * FROM rotifer.memory_read($1, $2, $3, $4, $5, $6)";
 const WRITE: &str = "SELECT * FROM rotifer.memory_write($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 const QUERY: &str = "SELECT * FROM rotifer.memory_query($1, $2, $3, $4, $5, $6, $7, $8, $9)";
@@ -152,6 +173,9 @@ pub fn write(c: &mut Connection, who: Caller<'_>, w: &WriteArgs<'_>) -> Result<O
 }
 
 pub fn query(c: &mut Connection, who: Caller<'_>, q: &QueryArgs<'_>) -> Result<Outcome<Vec<Entry>>> {
+    if let Some(entries) = query_fast(c, who, q)? {
+        return Ok(Outcome::Done(entries));
+    }
     let rows = c.query(QUERY, &[&who.agent, &who.gene, &who.domain, &q.category.map(Category::as_str), &q.key_prefix, &q.since, &q.until, &q.limit, &who.now])?;
     if let Some(first) = rows.first() {
         if let Some(refusal) = outcome_of(first)? {
@@ -159,6 +183,44 @@ pub fn query(c: &mut Connection, who: Caller<'_>, q: &QueryArgs<'_>) -> Result<O
         }
     }
     Ok(Outcome::Done(rows.iter().map(entry_of).collect::<Result<_>>()?))
+}
+
+/// The query as a plain statement, if it changes nothing and stays within the 4 MiB bound; `None`:
+/// the server function must answer it (it purges, or refuses).
+fn query_fast(c: &mut Connection, who: Caller<'_>, q: &QueryArgs<'_>) -> Result<Option<Vec<Entry>>> {
+    let Some(gene) = who.gene else { return Ok(None) };
+    let prefix = q.key_prefix.filter(|p| !p.is_empty());
+    let end = prefix.and_then(prefix_end);
+    let rows = c.query(QUERY_FAST, &[&who.agent, &gene, &who.domain, &q.category.map(Category::as_str), &prefix, &q.since, &q.until, &q.limit, &end, &who.now])?;
+    if !one(&rows)?.get::<_, bool>("go") {
+        return Ok(None);
+    }
+    let mut entries = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let Some(total) = row.get::<_, Option<i64>>("total") else { continue }; // no entry matched
+        if total > crate::model::MAX_QUERY_BYTES as i64 {
+            return Ok(None);
+        }
+        entries.push(entry_of(row)?);
+    }
+    Ok(Some(entries))
+}
+
+/// The smallest text after every text that starts with `prefix` (code point order, which is the
+/// key column's `"C"` order); `None` if there is none. As `rotifer.prefix_end`.
+pub fn prefix_end(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let next = match last as u32 + 1 {
+            0xD800 => Some('\u{E000}'), // no surrogates in text
+            n => char::from_u32(n),
+        };
+        if let Some(c) = next {
+            chars.push(c);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
 }
 
 pub fn delete(c: &mut Connection, who: Caller<'_>, key: &str) -> Result<Outcome<()>> {
@@ -228,6 +290,19 @@ fn attempt_id() -> String {
     h.update(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos().to_le_bytes());
     h.update(format!("{:p}", &h).as_bytes());
     crate::model::hex(&h.finalize())[..32].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn r_api_3_a_prefix_range_ends_after_every_key_that_starts_with_it() {
+        use super::prefix_end;
+        assert_eq!(prefix_end("ab").as_deref(), Some("ac"));
+        assert_eq!(prefix_end("a\u{D7FF}").as_deref(), Some("a\u{E000}"));
+        assert_eq!(prefix_end("a\u{10FFFF}").as_deref(), Some("b"));
+        assert_eq!(prefix_end("\u{10FFFF}\u{10FFFF}"), None);
+        assert_eq!(prefix_end("%_'").as_deref(), Some("%_("));
+    }
 }
 
 fn one(rows: &[Row]) -> Result<&Row> {
