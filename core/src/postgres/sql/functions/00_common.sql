@@ -1,11 +1,18 @@
 -- What every call function shares: the agent's lock, the clock, expiry, access, the audit.
 -- None of these is executable by a deployment's role: only the call functions, which run as
 -- rotifer_owner, use them.
+--
+-- The pure helpers below (one expression each, LANGUAGE sql, IMMUTABLE) carry no `SET
+-- search_path`: a function with a SET clause is never inlined, and a SQL function that is not
+-- inlined is planned again at every call (tens of microseconds, several times per call). Inlined,
+-- they are planned within their caller, whose search_path is fixed; the functions they call are
+-- qualified with pg_catalog.
 
--- R-ENT: lowercase hex SHA-256 of UTF8(agentId) ‖ 0x00 ‖ UTF8(key).
+-- R-ENT: lowercase hex SHA-256 of UTF8(agentId) ‖ 0x00 ‖ UTF8(key). STABLE, as convert_to is:
+-- a function declared less volatile than its body is not inlined.
 CREATE OR REPLACE FUNCTION rotifer.entry_id(p_agent text, p_key text) RETURNS text
-LANGUAGE sql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
-  SELECT encode(sha256(convert_to(p_agent, 'UTF8') || '\x00'::bytea || convert_to(p_key, 'UTF8')), 'hex')
+LANGUAGE sql STABLE STRICT AS $$
+  SELECT pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(p_agent, 'UTF8') || '\x00'::bytea || pg_catalog.convert_to(p_key, 'UTF8')), 'hex')
 $$;
 
 -- R-BIND-5: the server's clock in ms, read when called (clock_timestamp, not the transaction's
@@ -53,7 +60,7 @@ END $$;
 
 -- R-RET-1/2: when an entry expires; NULL never.
 CREATE OR REPLACE FUNCTION rotifer.expiry(p_updated bigint, p_ret_set boolean, p_ret_days integer, p_agent_days integer)
-RETURNS bigint LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+RETURNS bigint LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE
     WHEN p_ret_set THEN p_updated + p_ret_days::bigint * 86400000
     ELSE p_updated + p_agent_days::bigint * 86400000
@@ -63,7 +70,7 @@ $$;
 -- R-ACC table, R-ACC-6. Never NULL: a creator with no domain (NULL) admits no other gene by
 -- domain, and `IF NOT admits(…)` must not read a NULL as "not refused".
 CREATE OR REPLACE FUNCTION rotifer.admits(p_scope text, p_created_by text, p_creator_domain text, p_gene text, p_domain text)
-RETURNS boolean LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
   SELECT coalesce(CASE p_scope
     WHEN 'CREATOR_GENE_ONLY' THEN p_gene = p_created_by
     WHEN 'SAME_DOMAIN' THEN p_gene = p_created_by OR (p_domain IS NOT NULL AND p_creator_domain IS NOT NULL AND p_domain = p_creator_domain)
@@ -73,7 +80,7 @@ RETURNS boolean LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS 
 $$;
 
 CREATE OR REPLACE FUNCTION rotifer.denial_reason(p_op text, p_which text, p_scope text) RETURNS text
-LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql IMMUTABLE AS $$
   SELECT p_which || ' ' || p_scope || ' lets ' || CASE p_scope
     WHEN 'CREATOR_GENE_ONLY' THEN 'only the gene that created it'
     WHEN 'SAME_DOMAIN' THEN 'only its creator and genes of the creator''s domain'
@@ -86,12 +93,14 @@ $$;
 CREATE OR REPLACE FUNCTION rotifer.audit_row(
   p_agent text, p_ts bigint, p_tx bigint, p_line integer, p_action text, p_actor text,
   p_key text, p_category text, p_size bigint, p_facts jsonb
-) RETURNS void LANGUAGE sql SET search_path = pg_catalog, rotifer, pg_temp AS $$
+) RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, rotifer, pg_temp AS $$
+BEGIN
+  -- plpgsql, not sql: its statement's plan is kept for the session.
   INSERT INTO rotifer.audit (agent_id, ts, tx, tx_line, action, actor, key, entry_id, category, size, facts)
   VALUES (p_agent, p_ts, p_tx, p_line, p_action, p_actor, p_key,
           CASE WHEN p_key IS NULL THEN NULL ELSE rotifer.entry_id(p_agent, p_key) END,
-          p_category, p_size, p_facts)
-$$;
+          p_category, p_size, p_facts);
+END $$;
 
 -- R-RET-4: purges what has expired at `p_now`, each purge audited as a change of transaction
 -- `p_tx` from line `p_line`; answers the lines written and the bytes freed.
@@ -118,7 +127,7 @@ END $$;
 -- `p_tx` if a call that also wrote refusal rows recorded `p_changes` change rows, else NULL:
 -- a transaction number counts changes only, so a refusal leaves no gap in them.
 CREATE OR REPLACE FUNCTION rotifer.tx_if(p_changes integer, p_tx bigint) RETURNS bigint
-LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE WHEN p_changes > 0 THEN p_tx END
 $$;
 
@@ -158,21 +167,21 @@ END $$;
 
 -- An entry row as a call's answer.
 CREATE OR REPLACE FUNCTION rotifer.answer(e rotifer.entries) RETURNS rotifer.call_result
-LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, rotifer, pg_temp AS $$
+LANGUAGE sql IMMUTABLE AS $$
   SELECT ROW('ok', NULL, NULL, NULL, e.entry_id, e.category, e.key, e.value, e.created_by, e.last_accessed_by,
              e.created_at, e.updated_at, e.read_scope, e.write_scope, e.share_policy,
              e.ret_set, e.ret_days, e.ret_auto_delete, e.ret_anonymization)::rotifer.call_result
 $$;
 
 CREATE OR REPLACE FUNCTION rotifer.refusal(p_code text, p_reason text, p_facts jsonb) RETURNS rotifer.call_result
-LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, rotifer, pg_temp AS $$
+LANGUAGE sql IMMUTABLE AS $$
   SELECT ROW('refused', p_code, p_reason, p_facts, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
              NULL, NULL, NULL, NULL, NULL, NULL, NULL)::rotifer.call_result
 $$;
 
 -- Is `p_gene` a valid v2 id, and `p_domain` a valid domain or NULL? (R-ACC-4, R-ACC-6)
 CREATE OR REPLACE FUNCTION rotifer.valid_gene(p_gene text) RETURNS boolean
-LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql IMMUTABLE AS $$
   SELECT p_gene IS NOT NULL AND p_gene ~ '^v2:[0-9a-f]{64}$'
 $$;
 
