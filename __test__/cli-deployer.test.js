@@ -182,6 +182,7 @@ describe('rotifer agent list / show', () => {
     const byName = Object.fromEntries(rows.map((r) => [r.name, r]))
     assert.deepEqual(byName.src.genome, ['probe'])
     assert.deepEqual(byName.src.composition, { type: 'Single' })
+    assert.equal(byName.src.binding, 'sqlite')
     assert.equal(byName.src.memory.quota, 8 * 1024 * 1024)
     assert.equal(byName.src.memory.entries, 4)
     const sizes = list(src.root, 'src').reduce((n, e) => n + e.size, 0)

@@ -446,6 +446,7 @@ describe('agent create --memory-url and the binding shown (R-BIND-1)', { skip },
 
     const show = jsonOf(root, {}, 'agent', 'show', 'remote', '--json')
     assert.equal(show.binding, s.shown)
+    assert.equal(jsonOf(root, {}, 'agent', 'list', '--json').find((r) => r.name === 'remote').binding, s.shown, 'agent list --json names the binding, no password')
     assert.equal(show.agent.memoryUrl, s.shown, 'the record as printed has no password')
     assert.equal(show.memory.quota, 3 * 1024 * 1024)
     assert.match(okRun(root, {}, 'agent', 'show', 'remote').stdout, /\n {2}binding {7}postgresql:\/\/dep_\w+:\*\*\*@127\.0\.0\.1:\d+\/rotifer_t_\w+\?sslmode=disable\n/)

@@ -64,6 +64,15 @@ function shortTime(ts) {
   return typeof ts === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/.test(ts) ? ts.slice(0, 19).replace('T', ' ') : ts
 }
 
+/** Where the agent's memory lives, as --json shows it; null when its record names no usable binding (memoryError says why). */
+function bindingOrNull(root, agent) {
+  try {
+    return bindingOf(root, agent)
+  } catch {
+    return null
+  }
+}
+
 const list = {
   name: 'agent list',
   needsProject: true,
@@ -80,7 +89,7 @@ const list = {
   positionals: [],
   options: {
     wide: { type: 'boolean', help: 'full ids, genes and compositions, however wide the lines get' },
-    json: { type: 'boolean', help: 'print a JSON array of { id, name, genome, composition, memory } (memory: the figures of inspectAgentMemory, or null)' },
+    json: { type: 'boolean', help: 'print a JSON array of { id, name, genome, composition, binding, memory } (binding: "sqlite" or the URL without its password; memory: the figures of inspectAgentMemory, or null)' },
   },
   examples: ['rotifer agent list', 'rotifer agent list --json'],
 
@@ -93,6 +102,7 @@ const list = {
         name: agent.name,
         genome: agent.genome,
         composition: agent.composition === undefined ? 'Seq' : agent.composition,
+        binding: bindingOrNull(root, agent),
         memory: usage && usage.error ? null : usage,
         ...(usage && usage.error ? { memoryError: usage.error } : {}),
       })), null, 2))
