@@ -131,6 +131,16 @@ function twins(t) {
   }
 }
 
+/** `twins`, their memory made (on the servers by the first command) and `list` written on each. */
+function seededTwins(t, list) {
+  const tw = twins(t)
+  for (const b of [tw.record, tw.environment]) okRun(b.root, b.env, 'agent', 'memory', 'list', 'keeper')
+  seedSqlite(tw.sqlite.root, tw.id, list)
+  seedPg(tw.record.server.url, tw.id, list)
+  seedPg(tw.environment.server.url, tw.id, list)
+  return tw
+}
+
 /** `rotifer …args` on each of the three, expected to print the same (after `normalize`). */
 function same(tw, normalize, ...args) {
   const outs = ['sqlite', 'record', 'environment'].map((b) => {
@@ -226,12 +236,7 @@ describe('the deployer commands on PostgreSQL print what they print on the file 
   })
 
   test('memory delete, single and many: the same counts and messages, actor deployer in the audit', (t) => {
-    const tw = twins(t)
-    for (const b of [tw.record, tw.environment]) okRun(b.root, b.env, 'agent', 'memory', 'list', 'keeper')
-    const list = entries()
-    seedSqlite(tw.sqlite.root, tw.id, list)
-    seedPg(tw.record.server.url, tw.id, list)
-    seedPg(tw.environment.server.url, tw.id, list)
+    const tw = seededTwins(t, entries())
 
     const one = same(tw, asIs, 'agent', 'memory', 'delete', 'keeper', '--key', 'pref/indent')
     assert.equal(one.stdout, 'Deleted 1 entry (key "pref/indent") from agent "keeper"\n')
@@ -259,12 +264,7 @@ describe('the deployer commands on PostgreSQL print what they print on the file 
   })
 
   test('memory export and import: the same bundle from each binding, and any bundle into each, alike (R-MIG-2/3)', (t) => {
-    const tw = twins(t)
-    for (const b of [tw.record, tw.environment]) okRun(b.root, b.env, 'agent', 'memory', 'list', 'keeper')
-    const list = entries()
-    seedSqlite(tw.sqlite.root, tw.id, list)
-    seedPg(tw.record.server.url, tw.id, list)
-    seedPg(tw.environment.server.url, tw.id, list)
+    const tw = seededTwins(t, entries())
     const noExportedAt = (text) => text.replace(/"exportedAt":"[^"]*"/, '"exportedAt":"T"')
     const exported = same(tw, noExportedAt, 'agent', 'memory', 'export', 'keeper', '--include-cache')
     assert.equal(exported.stdout.trimEnd().split('\n').length, 1 + 233)
@@ -309,12 +309,7 @@ describe('the deployer commands on PostgreSQL print what they print on the file 
   })
 
   test("agent delete drops the agent's rows on the server and says where they were", (t) => {
-    const tw = twins(t)
-    for (const b of [tw.record, tw.environment]) okRun(b.root, b.env, 'agent', 'memory', 'list', 'keeper')
-    const list = entries().slice(0, 3)
-    seedSqlite(tw.sqlite.root, tw.id, list)
-    seedPg(tw.record.server.url, tw.id, list)
-    seedPg(tw.environment.server.url, tw.id, list)
+    const tw = seededTwins(t, entries().slice(0, 3))
     const rows = (b) => ok(b.server.admin, `SELECT (SELECT count(*) FROM rotifer.agents WHERE agent_id = ${lit(tw.id)}) || ',' || (SELECT count(*) FROM rotifer.entries WHERE agent_id = ${lit(tw.id)}) || ',' || (SELECT count(*) FROM rotifer.audit WHERE agent_id = ${lit(tw.id)})`)
     assert.equal(rows(tw.record), '1,3,3')
 

@@ -67,26 +67,11 @@ pub fn restore(c: &mut Connection, agent: &str, backup: &CheckedBackup, file: &P
         let mut rows_json = Vec::with_capacity(entries.len());
         let mut values: Vec<&[u8]> = Vec::with_capacity(entries.len());
         for e in &entries {
-            let en = &e.entry;
-            let r = en.retention_policy.as_ref();
-            rows_json.push(serde_json::json!({
-                "key": en.key,
-                "category": en.category.as_str(),
-                "created_by": en.created_by,
-                "creator_domain": e.creator_domain,
-                "last_accessed_by": en.last_accessed_by,
-                "created_at": en.created_at,
-                "updated_at": en.updated_at,
-                "seq": e.seq,
-                "read_scope": en.access_policy.read_scope.as_str(),
-                "write_scope": en.access_policy.write_scope.as_str(),
-                "share_policy": en.access_policy.share_policy.as_str(),
-                "ret_set": r.is_some(),
-                "ret_days": r.and_then(|r| r.max_retention_days),
-                "ret_auto_delete": r.is_some_and(|r| r.auto_delete_on_termination),
-                "ret_anonymization": r.is_some_and(|r| r.anonymization_supported),
-            }));
-            values.push(&en.value);
+            let mut row = super::bundle::entry_columns(&e.entry, e.creator_domain.as_deref());
+            row.insert("last_accessed_by".into(), e.entry.last_accessed_by.clone().into());
+            row.insert("seq".into(), e.seq.into());
+            rows_json.push(serde_json::Value::Object(row));
+            values.push(&e.entry.value);
         }
         let reason = restore_reason(file, &plan);
         let (rows_json, replaced) = (serde_json::Value::Array(rows_json), plan.replaced as i64);

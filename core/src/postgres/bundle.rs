@@ -71,25 +71,10 @@ pub fn import(c: &mut Connection, agent: &str, bundle: &Bundle, on_conflict: OnC
         let mut entries = Vec::with_capacity(plan.len());
         let mut values: Vec<&[u8]> = Vec::with_capacity(plan.len());
         for p in &plan {
-            let e = &p.from.entry;
-            let r = e.retention_policy.as_ref();
-            entries.push(serde_json::json!({
-                "key": e.key,
-                "category": e.category.as_str(),
-                "created_by": e.created_by,
-                "creator_domain": p.from.creator_domain,
-                "created_at": e.created_at,
-                "updated_at": e.updated_at,
-                "read_scope": e.access_policy.read_scope.as_str(),
-                "write_scope": e.access_policy.write_scope.as_str(),
-                "share_policy": e.access_policy.share_policy.as_str(),
-                "ret_set": r.is_some(),
-                "ret_days": r.and_then(|r| r.max_retention_days),
-                "ret_auto_delete": r.is_some_and(|r| r.auto_delete_on_termination),
-                "ret_anonymization": r.is_some_and(|r| r.anonymization_supported),
-                "replaces": p.replaces,
-            }));
-            values.push(&e.value);
+            let mut row = entry_columns(&p.from.entry, p.from.creator_domain.as_deref());
+            row.insert("replaces".into(), p.replaces.into());
+            entries.push(serde_json::Value::Object(row));
+            values.push(&p.from.entry.value);
         }
         let entries = serde_json::Value::Array(entries);
         let (seq, used, quota): (i64, i64, i64) = (first.get("last_seq"), first.get("used"), first.get("quota"));
@@ -104,4 +89,28 @@ pub fn import(c: &mut Connection, agent: &str, bundle: &Bundle, on_conflict: OnC
     Err(MemoryError::storage(format!(
         "agent {agent:?} changed each of the {PLANS} times its import was planned (other hosts are writing it); nothing was imported: try again"
     )))
+}
+
+/// An entry as the JSON object of the entries table's columns that `rotifer.put_brought_entry`
+/// reads (no value: values go beside, as `bytea[]`).
+pub(super) fn entry_columns(e: &crate::model::Entry, creator_domain: Option<&str>) -> serde_json::Map<String, serde_json::Value> {
+    let r = e.retention_policy.as_ref();
+    let serde_json::Value::Object(map) = serde_json::json!({
+        "key": e.key,
+        "category": e.category.as_str(),
+        "created_by": e.created_by,
+        "creator_domain": creator_domain,
+        "created_at": e.created_at,
+        "updated_at": e.updated_at,
+        "read_scope": e.access_policy.read_scope.as_str(),
+        "write_scope": e.access_policy.write_scope.as_str(),
+        "share_policy": e.access_policy.share_policy.as_str(),
+        "ret_set": r.is_some(),
+        "ret_days": r.and_then(|r| r.max_retention_days),
+        "ret_auto_delete": r.is_some_and(|r| r.auto_delete_on_termination),
+        "ret_anonymization": r.is_some_and(|r| r.anonymization_supported),
+    }) else {
+        unreachable!("a JSON object literal")
+    };
+    map
 }

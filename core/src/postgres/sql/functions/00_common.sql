@@ -195,3 +195,39 @@ BEGIN
   PERFORM rotifer.finish(p_agent, p_now, NULL, 1, a.used_bytes, a.last_seq, 0);
   RETURN rotifer.refusal('MEMORY_ACCESS_DENIED', 'no valid v2 id', NULL);
 END $$;
+
+-- An entry brought in whole by an import or a restore (`p_what`, for messages; `p_i`, its place),
+-- as a JSON object of the entries table's columns (`last_accessed_by` and `seq` included): refused
+-- unless the agent's data policy allows it (R-POL-1/2), its times are not after `p_now` and it has
+-- not expired by the agent's rules; then stored, replacing the entry of its key if there is one.
+-- The client checked all of it; a role calling the functions directly meets the same rules.
+CREATE OR REPLACE FUNCTION rotifer.put_brought_entry(p_what text, p_i integer, j jsonb, v bytea, a rotifer.agents, p_now bigint)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, rotifer, pg_temp AS $$
+DECLARE
+  v_key text := j->>'key';
+  v_ret_set boolean := (j->>'ret_set')::boolean;
+  v_ret_days integer := (j->>'ret_days')::integer;
+  v_updated bigint := (j->>'updated_at')::bigint;
+BEGIN
+  IF (j->>'share_policy') IN ('ANONYMIZED_SHARE', 'KNOWLEDGE_GENE') AND NOT a.anonymization_supported
+     OR (a.max_retention_days IS NOT NULL AND v_ret_set AND (v_ret_days IS NULL OR v_ret_days > a.max_retention_days)) THEN
+    RAISE EXCEPTION 'entry % of the % breaks the agent''s data policy', p_i, p_what USING ERRCODE = 'RT001';
+  END IF;
+  IF (j->>'created_at')::bigint > p_now OR v_updated > p_now
+     OR rotifer.expiry(v_updated, v_ret_set, v_ret_days, a.max_retention_days) <= p_now THEN
+    RAISE EXCEPTION 'entry % of the % is in the future or has expired', p_i, p_what USING ERRCODE = 'RT002';
+  END IF;
+  INSERT INTO rotifer.entries VALUES (
+    a.agent_id, v_key, rotifer.entry_id(a.agent_id, v_key), j->>'category', v, octet_length(v_key) + octet_length(v),
+    j->>'created_by', j->>'creator_domain', j->>'last_accessed_by', (j->>'created_at')::bigint, v_updated, (j->>'seq')::bigint,
+    j->>'read_scope', j->>'write_scope', j->>'share_policy', v_ret_set, v_ret_days,
+    coalesce((j->>'ret_auto_delete')::boolean, false), coalesce((j->>'ret_anonymization')::boolean, false),
+    rotifer.expiry(v_updated, v_ret_set, v_ret_days, a.max_retention_days))
+  ON CONFLICT (agent_id, key) DO UPDATE SET
+    entry_id = EXCLUDED.entry_id, category = EXCLUDED.category, value = EXCLUDED.value, size = EXCLUDED.size,
+    created_by = EXCLUDED.created_by, creator_domain = EXCLUDED.creator_domain, last_accessed_by = EXCLUDED.last_accessed_by,
+    created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, seq = EXCLUDED.seq,
+    read_scope = EXCLUDED.read_scope, write_scope = EXCLUDED.write_scope, share_policy = EXCLUDED.share_policy,
+    ret_set = EXCLUDED.ret_set, ret_days = EXCLUDED.ret_days, ret_auto_delete = EXCLUDED.ret_auto_delete,
+    ret_anonymization = EXCLUDED.ret_anonymization, expires_at = EXCLUDED.expires_at;
+END $$;

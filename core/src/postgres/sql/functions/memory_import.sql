@@ -28,8 +28,6 @@ DECLARE
   v_value bytea;
   v_size bigint;
   v_old bigint;
-  v_ret_set boolean;
-  v_ret_days integer;
   v_updated bigint;
 BEGIN
   IF p_entries IS NULL OR jsonb_typeof(p_entries) <> 'array' OR p_values IS NULL
@@ -56,24 +54,13 @@ BEGIN
     j := p_entries -> (i - 1);
     v_key := j->>'key';
     v_value := p_values[i];
-    v_ret_set := (j->>'ret_set')::boolean;
-    v_ret_days := (j->>'ret_days')::integer;
     v_updated := (j->>'updated_at')::bigint;
-    IF v_key IS NULL OR v_value IS NULL OR v_ret_set IS NULL OR v_updated IS NULL THEN
+    IF v_key IS NULL OR v_value IS NULL OR (j->>'ret_set') IS NULL OR v_updated IS NULL THEN
       RAISE EXCEPTION 'entry % of the import is not valid', i USING ERRCODE = 'RT002';
     END IF;
     SELECT size INTO v_old FROM rotifer.entries WHERE agent_id = p_agent AND key = v_key;
     IF FOUND IS DISTINCT FROM (j->>'replaces')::boolean THEN
       RAISE EXCEPTION 'entry % of the import does not match the agent (key %)', i, v_key USING ERRCODE = 'RT002';
-    END IF;
-    -- The target's data policy (R-POL-1/2), the times, the expiry: what the client checked.
-    IF (j->>'share_policy') IN ('ANONYMIZED_SHARE', 'KNOWLEDGE_GENE') AND NOT a.anonymization_supported
-       OR (a.max_retention_days IS NOT NULL AND v_ret_set AND (v_ret_days IS NULL OR v_ret_days > a.max_retention_days)) THEN
-      RAISE EXCEPTION 'entry % of the import breaks the agent''s data policy', i USING ERRCODE = 'RT001';
-    END IF;
-    IF (j->>'created_at')::bigint > v_now OR v_updated > v_now
-       OR rotifer.expiry(v_updated, v_ret_set, v_ret_days, a.max_retention_days) <= v_now THEN
-      RAISE EXCEPTION 'entry % of the import is in the future or has expired', i USING ERRCODE = 'RT002';
     END IF;
     v_size := octet_length(v_key) + octet_length(v_value);
     v_used := v_used - coalesce(v_old, 0) + v_size;
@@ -82,19 +69,8 @@ BEGIN
     v_last_ms := greatest(v_last_ms, v_updated);
     PERFORM rotifer.audit_row(p_agent, v_now, v_tx, v_lines, CASE WHEN v_old IS NULL THEN 'memory.create' ELSE 'memory.update' END,
       'deployer', v_key, j->>'category', v_size, NULL);
-    INSERT INTO rotifer.entries VALUES (
-      p_agent, v_key, rotifer.entry_id(p_agent, v_key), j->>'category', v_value, v_size,
-      j->>'created_by', j->>'creator_domain', j->>'created_by', (j->>'created_at')::bigint, v_updated, v_seq,
-      j->>'read_scope', j->>'write_scope', j->>'share_policy', v_ret_set, v_ret_days,
-      coalesce((j->>'ret_auto_delete')::boolean, false), coalesce((j->>'ret_anonymization')::boolean, false),
-      rotifer.expiry(v_updated, v_ret_set, v_ret_days, a.max_retention_days))
-    ON CONFLICT (agent_id, key) DO UPDATE SET
-      entry_id = EXCLUDED.entry_id, category = EXCLUDED.category, value = EXCLUDED.value, size = EXCLUDED.size,
-      created_by = EXCLUDED.created_by, creator_domain = EXCLUDED.creator_domain, last_accessed_by = EXCLUDED.last_accessed_by,
-      created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, seq = EXCLUDED.seq,
-      read_scope = EXCLUDED.read_scope, write_scope = EXCLUDED.write_scope, share_policy = EXCLUDED.share_policy,
-      ret_set = EXCLUDED.ret_set, ret_days = EXCLUDED.ret_days, ret_auto_delete = EXCLUDED.ret_auto_delete,
-      ret_anonymization = EXCLUDED.ret_anonymization, expires_at = EXCLUDED.expires_at;
+    -- lastAccessedBy becomes createdBy (R-MIG-3); the entry takes the next number.
+    PERFORM rotifer.put_brought_entry('import', i, j || jsonb_build_object('last_accessed_by', j->>'created_by', 'seq', v_seq), v_value, a, v_now);
   END LOOP;
   IF v_used > a.quota THEN
     RAISE EXCEPTION 'the import would hold % bytes, over the agent''s quota of % bytes', v_used, a.quota USING ERRCODE = 'RT002';

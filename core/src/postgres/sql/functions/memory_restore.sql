@@ -27,8 +27,6 @@ DECLARE
   j jsonb;
   v_key text;
   v_value bytea;
-  v_ret_set boolean;
-  v_ret_days integer;
   v_updated bigint;
 BEGIN
   IF p_entries IS NULL OR jsonb_typeof(p_entries) <> 'array' OR p_values IS NULL
@@ -52,29 +50,14 @@ BEGIN
     j := p_entries -> (i - 1);
     v_key := j->>'key';
     v_value := p_values[i];
-    v_ret_set := (j->>'ret_set')::boolean;
-    v_ret_days := (j->>'ret_days')::integer;
     v_updated := (j->>'updated_at')::bigint;
-    IF v_key IS NULL OR v_value IS NULL OR v_ret_set IS NULL OR v_updated IS NULL OR (j->>'seq') IS NULL
+    IF v_key IS NULL OR v_value IS NULL OR (j->>'ret_set') IS NULL OR v_updated IS NULL OR (j->>'seq') IS NULL
        OR (j->>'seq')::bigint NOT BETWEEN 1 AND p_backup_seq THEN
       RAISE EXCEPTION 'entry % of the restore is not valid', i USING ERRCODE = 'RT002';
     END IF;
-    IF (j->>'share_policy') IN ('ANONYMIZED_SHARE', 'KNOWLEDGE_GENE') AND NOT a.anonymization_supported
-       OR (a.max_retention_days IS NOT NULL AND v_ret_set AND (v_ret_days IS NULL OR v_ret_days > a.max_retention_days)) THEN
-      RAISE EXCEPTION 'entry % of the restore breaks the agent''s data policy', i USING ERRCODE = 'RT001';
-    END IF;
-    IF (j->>'created_at')::bigint > v_now OR v_updated > v_now
-       OR rotifer.expiry(v_updated, v_ret_set, v_ret_days, a.max_retention_days) <= v_now THEN
-      RAISE EXCEPTION 'entry % of the restore is in the future or has expired', i USING ERRCODE = 'RT002';
-    END IF;
     v_used := v_used + octet_length(v_key) + octet_length(v_value);
     v_last_ms := greatest(v_last_ms, v_updated);
-    INSERT INTO rotifer.entries VALUES (
-      p_agent, v_key, rotifer.entry_id(p_agent, v_key), j->>'category', v_value, octet_length(v_key) + octet_length(v_value),
-      j->>'created_by', j->>'creator_domain', j->>'last_accessed_by', (j->>'created_at')::bigint, v_updated, (j->>'seq')::bigint,
-      j->>'read_scope', j->>'write_scope', j->>'share_policy', v_ret_set, v_ret_days,
-      coalesce((j->>'ret_auto_delete')::boolean, false), coalesce((j->>'ret_anonymization')::boolean, false),
-      rotifer.expiry(v_updated, v_ret_set, v_ret_days, a.max_retention_days));
+    PERFORM rotifer.put_brought_entry('restore', i, j, v_value, a, v_now);
   END LOOP;
   IF v_used > a.quota THEN
     RAISE EXCEPTION 'the restore would hold % bytes, over the agent''s quota of % bytes', v_used, a.quota USING ERRCODE = 'RT002';
