@@ -2,8 +2,7 @@
 -- did, its record answers (`committed` true, `result` the entry as stored, null for a delete).
 -- If it did not, a tombstone takes its id, so the attempt can never commit later: a call still in
 -- flight (held in the network, delivered after the client gave up) fails on the tombstone's key
--- and rolls back whole. An attempt in progress holds its id's key until it ends, so this waits
--- for it and answers what it did. Row-level security keeps it to the role's own agents.
+-- and rolls back whole. Row-level security keeps it to the role's own agents.
 CREATE OR REPLACE FUNCTION rotifer.attempt_settle(p_agent text, p_attempt text) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, rotifer, pg_temp AS $$
 DECLARE
@@ -12,7 +11,11 @@ BEGIN
   IF p_attempt IS NULL OR p_attempt !~ '^[0-9a-f]{32}$' THEN
     RAISE EXCEPTION 'an attempt id is 32 hex digits' USING ERRCODE = 'RT002';
   END IF;
-  IF NOT EXISTS (SELECT 1 FROM rotifer.agents WHERE agent_id = p_agent) THEN
+  -- The agent's lock first: an attempt still running holds it, so this waits for it to end (as
+  -- long as lock_timeout allows) and then sees what it did. Inserting first would make the two
+  -- wait for each other (the tombstone's key against the attempt's lock): a deadlock.
+  PERFORM 1 FROM rotifer.agents WHERE agent_id = p_agent FOR UPDATE;
+  IF NOT FOUND THEN
     RETURN jsonb_build_object('committed', false);
   END IF;
   INSERT INTO rotifer.attempts (attempt_id, agent_id, at_ms, result)
