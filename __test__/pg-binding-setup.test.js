@@ -137,7 +137,14 @@ describe('rotifer binding setup (R-BIND-4)', { skip }, () => {
     // The administrator itself: a superuser is no deployment's role.
     const superuser = rotifer(cwd, ['binding', 'setup', d.admin, '--role', new URL(ADMIN).username])
     assert.equal(superuser.status, 1)
-    assert.match(superuser.stderr, /is a superuser or bypasses row-level security/)
+    assert.match(superuser.stderr, /is a superuser, creates roles or bypasses row-level security/)
+    // A role that could act as the schema's owner (an administrator on a managed server is one).
+    const ops = d.role('ops')
+    ok(ADMIN, `CREATE ROLE ${ops} LOGIN; GRANT rotifer_owner TO ${ops}`)
+    const owner = rotifer(cwd, ['binding', 'setup', d.admin, '--role', ops])
+    assert.equal(owner.status, 1)
+    assert.match(owner.stderr, /can act as the schema's owner/)
+    assert.equal(ok(ADMIN, `SELECT pg_has_role('${ops}', 'rotifer_deployment', 'MEMBER')`), 'f', 'nothing granted')
     const notUrl = rotifer(cwd, ['binding', 'setup', 'host=db user=admin'])
     assert.equal(notUrl.status, 1)
     assert.match(notUrl.stderr, /must be a postgres:\/\/ or postgresql:\/\/ URL/)

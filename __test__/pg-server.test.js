@@ -244,7 +244,7 @@ test('R-BIND-4: with the credentials and any SQL, nothing reaches another deploy
   sees(`SELECT * FROM rotifer.memory_deployer_delete('alice-agent', NULL, NULL, ${lit("it's 100%_mine")}, NULL)`, 'ok|0')
   sees("SELECT count(*) FROM rotifer.memory_list('alice-agent', NULL, NULL, NULL, 10, true, NULL) WHERE key IS NOT NULL", '0')
   sees(`SELECT count(*) FROM rotifer.agent_get('alice-agent', ${lit("it's 100%_mine")}, NULL)`, '0')
-  sees(`SELECT rotifer.attempt_settle('alice-agent', '${'0'.repeat(32)}')::text`, '{"committed": false}')
+  fails(`SELECT rotifer.attempt_settle('alice-agent', '${'0'.repeat(32)}')::text`, /belongs to another deployment/)
   // Another deployment's sessions cannot be signalled.
   const { spawn } = require('node:child_process')
   const session = spawn('psql', ['-X', '-q', '-d', roles.alice, '-c', 'SELECT pg_sleep(2)'], { stdio: 'ignore' })

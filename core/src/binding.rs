@@ -120,7 +120,13 @@ pub fn choose_url(layout: &Layout, agent_id: &str, url: Option<&str>) -> Result<
 /// record must say where its memory is (`sqlite` keeps the file).
 fn not_away_from_its_file(layout: &Layout, agent_id: &str, source: &str, url: Option<String>, record: &std::path::Path) -> Result<Option<String>> {
     let file = layout.db_path(agent_id);
-    if url.is_some() && file.exists() {
+    // Anything but "not there" (a folder that cannot be read, say) counts as there: never guess
+    // that an agent has no file.
+    let there = match std::fs::symlink_metadata(&file) {
+        Ok(_) => true,
+        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+    };
+    if url.is_some() && there {
         return Err(MemoryError::storage(format!(
             "agent \"{agent_id}\" keeps its memory in the SQLite file {}, and {source} names a PostgreSQL server, where it would start again with no entries; say where its memory is in its record {}: \"memoryUrl\": \"sqlite\" keeps the file",
             file.display(),

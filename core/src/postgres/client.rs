@@ -131,6 +131,15 @@ impl Connection {
         if config.get_application_name().is_none() {
             config.application_name("rotifer-memory");
         }
+        // The client's plain statements resolve operators and functions by the session's
+        // search_path: pinned, so that nothing another role could create in a schema on the
+        // path (`public`, where CREATE is granted) takes part in them. Every name of ours is
+        // qualified.
+        let options = match config.get_options() {
+            Some(o) if !o.is_empty() => format!("{o} -c search_path=pg_catalog"),
+            _ => "-c search_path=pg_catalog".to_string(),
+        };
+        config.options(&options);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_io()
             .enable_time()

@@ -148,7 +148,8 @@ pub fn setup_binding(admin_url: &str, role: Option<&str>, password: Option<&str>
         let verifier = postgres_protocol::password::scram_sha_256(password.as_bytes());
         admin.batch(&format!("ALTER ROLE {} PASSWORD {}", quote_ident(role), quote_literal(&verifier)))?;
     }
-    Ok(BindingSetup { report, role_url: role.map(|r| url_as_role(admin_url, r)), password_set: role.is_some() && password.is_some() })
+    let role_url = role.map(|r| url_as_role(admin_url, r)).transpose()?;
+    Ok(BindingSetup { report, role_url, password_set: role.is_some() && password.is_some() })
 }
 
 /// A deployment's role name: 1 to 63 characters (PostgreSQL's limit), letters, digits, `_`, `.`
@@ -169,28 +170,51 @@ pub fn check_role_name(role: &str) -> Result<()> {
     }
 }
 
-/// `admin_url` with `role` as its user and no password (in the user info or as a parameter):
-/// what the deployment's hosts put in `ROTIFER_MEMORY_URL`, with their password added.
-pub fn url_as_role(admin_url: &str, role: &str) -> String {
-    let (scheme, rest) = admin_url.split_once("://").unwrap_or(("postgresql", admin_url));
-    let query_at = rest.find('?').unwrap_or(rest.len());
-    let (authority_and_path, query) = rest.split_at(query_at);
-    // Whatever redact_url would take for user info goes (the last `@` ends it).
-    let host_and_path = match authority_and_path.rfind('@') {
-        Some(at) => &authority_and_path[at + 1..],
-        None => authority_and_path,
+/// The URL a deployment's hosts use: `admin_url`'s hosts, ports, database and `sslmode` and
+/// `connect_timeout`, with `role` as the user, rebuilt from the parsed URL, so that nothing else
+/// of the administrator's (password, key files, their passwords) can come along, however the
+/// URL was written.
+pub fn url_as_role(admin_url: &str, role: &str) -> Result<String> {
+    use tokio_postgres::config::{Host, SslMode};
+    let config: tokio_postgres::Config = admin_url
+        .parse()
+        .map_err(|_| MemoryError::invalid("the administrator's URL is not a PostgreSQL URL (libpq's form)"))?;
+    let scheme = if admin_url.starts_with("postgres://") { "postgres" } else { "postgresql" };
+    let encode = |text: &str| -> String {
+        text.bytes()
+            .map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
+            .collect()
     };
-    let kept: Vec<&str> = query
-        .trim_start_matches('?')
-        .split('&')
-        .filter(|p| {
-            let name = p.split('=').next().unwrap_or("").to_ascii_lowercase();
-            !p.is_empty() && name != "user" && name != "password"
+    let ports = config.get_ports();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let name = match h {
+                Host::Tcp(name) if name.contains(':') => format!("[{name}]"),
+                Host::Tcp(name) => encode(name),
+                Host::Unix(path) => encode(&path.to_string_lossy()),
+            };
+            match ports.get(i).or(if ports.len() == 1 { ports.first() } else { None }) {
+                Some(port) => format!("{name}:{port}"),
+                None => name,
+            }
         })
         .collect();
-    let query = if kept.is_empty() { String::new() } else { format!("?{}", kept.join("&")) };
+    let mut params = Vec::new();
+    match config.get_ssl_mode() {
+        SslMode::Disable => params.push("sslmode=disable".to_string()),
+        SslMode::Require => params.push("sslmode=require".to_string()),
+        _ => {}
+    }
+    if let Some(t) = config.get_connect_timeout() {
+        params.push(format!("connect_timeout={}", t.as_secs()));
+    }
+    let db = config.get_dbname().map(|d| format!("/{}", encode(d))).unwrap_or_default();
+    let query = if params.is_empty() { String::new() } else { format!("?{}", params.join("&")) };
     // Role names hold only characters a URL's user info may hold as they are.
-    format!("{scheme}://{role}@{host_and_path}{query}")
+    Ok(format!("{scheme}://{role}@{}{db}{query}", hosts.join(",")))
 }
 
 /// A SQL identifier: `s` in double quotes, its quotes doubled.
@@ -209,10 +233,21 @@ mod tests {
 
     #[test]
     fn r_bind_4_the_deployment_url_names_the_role_and_never_a_password() {
-        assert_eq!(url_as_role("postgresql://admin:s3cret@db.example:5432/app?sslmode=require", "fleet"), "postgresql://fleet@db.example:5432/app?sslmode=require");
-        assert_eq!(url_as_role("postgres://db/app", "fleet"), "postgres://fleet@db/app");
-        assert_eq!(url_as_role("postgresql://a@b:pw@db/app?user=x&password=y&connect_timeout=3", "fleet"), "postgresql://fleet@db/app?connect_timeout=3");
-        assert_eq!(url_as_role("postgresql://%2Frun%2Fpg:5432/app", "fleet"), "postgresql://fleet@%2Frun%2Fpg:5432/app");
+        let u = |url: &str| url_as_role(url, "fleet").unwrap();
+        assert_eq!(u("postgresql://admin:s3cret@db.example:5432/app?sslmode=require"), "postgresql://fleet@db.example:5432/app?sslmode=require");
+        assert_eq!(u("postgres://db/app"), "postgres://fleet@db:5432/app", "the port is said");
+        assert_eq!(u("postgresql://admin:pw@db/app?user=x&password=y&connect_timeout=3"), "postgresql://fleet@db:5432/app?connect_timeout=3");
+        assert_eq!(u("postgresql://%2Frun%2Fpg:5432/app"), "postgresql://fleet@%2Frun%2Fpg:5432/app");
+        // A password holding "?" or "/", and the administrator's key files and their password: none come along.
+        // (A URL the client cannot parse is refused, as connecting to it would be.)
+        let mut parsed = 0;
+        for url in ["postgresql://admin:pa?ss@db/app", "postgresql://admin:pa/ss@db/app", "postgresql://a@b:pw@db/app", "postgresql://admin@db/app?sslpassword=kp&sslkey=/k&sslcert=/c&password=pw"] {
+            let Ok(out) = url_as_role(url, "fleet") else { continue };
+            parsed += 1;
+            assert!(!["pa?ss", "pa/ss", "kp", "/k", "/c", "pw", "admin"].iter().any(|x| out.contains(x)), "{url} -> {out}");
+            assert!(out.starts_with("postgresql://fleet@db"), "{out}");
+        }
+        assert!(parsed >= 2, "the URLs with secrets were read: {parsed}");
     }
 
     #[test]

@@ -198,7 +198,7 @@ END $$;
 
 -- An entry brought in whole by an import or a restore (`p_what`, for messages; `p_i`, its place),
 -- as a JSON object of the entries table's columns (`last_accessed_by` and `seq` included): refused
--- unless the agent's data policy allows it (R-POL-1/2), its times are not after `p_now` and it has
+-- unless the agent's data policy allows it (R-POL-1/2), its times are not a day after `p_now`, it has
 -- not expired by the agent's rules; then stored, replacing the entry of its key if there is one.
 -- The client checked all of it; a role calling the functions directly meets the same rules.
 CREATE OR REPLACE FUNCTION rotifer.put_brought_entry(p_what text, p_i integer, j jsonb, v bytea, a rotifer.agents, p_now bigint)
@@ -213,9 +213,12 @@ BEGIN
      OR (a.max_retention_days IS NOT NULL AND v_ret_set AND (v_ret_days IS NULL OR v_ret_days > a.max_retention_days)) THEN
     RAISE EXCEPTION 'entry % of the % breaks the agent''s data policy', p_i, p_what USING ERRCODE = 'RT001';
   END IF;
-  IF (j->>'created_at')::bigint > p_now OR v_updated > p_now
-     OR rotifer.expiry(v_updated, v_ret_set, v_ret_days, a.max_retention_days) <= p_now THEN
-    RAISE EXCEPTION 'entry % of the % is in the future or has expired', p_i, p_what USING ERRCODE = 'RT002';
+  -- A day of slack, as the client allows (time::check_not_future): two hosts' clocks differ.
+  IF (j->>'created_at')::bigint > p_now + 86400000 OR v_updated > p_now + 86400000 THEN
+    RAISE EXCEPTION 'entry % of the % is more than a day in the future', p_i, p_what USING ERRCODE = 'RT002';
+  END IF;
+  IF rotifer.expiry(v_updated, v_ret_set, v_ret_days, a.max_retention_days) <= p_now THEN
+    RAISE EXCEPTION 'entry % of the % has expired', p_i, p_what USING ERRCODE = 'RT002';
   END IF;
   INSERT INTO rotifer.entries VALUES (
     a.agent_id, v_key, rotifer.entry_id(a.agent_id, v_key), j->>'category', v, octet_length(v_key) + octet_length(v),

@@ -57,6 +57,9 @@ BEGIN
     END IF;
     v_used := v_used + octet_length(v_key) + octet_length(v_value);
     v_last_ms := greatest(v_last_ms, v_updated);
+    IF EXISTS (SELECT 1 FROM rotifer.entries WHERE agent_id = p_agent AND key = v_key) THEN
+      RAISE EXCEPTION 'entry % of the restore repeats the key %', i, v_key USING ERRCODE = 'RT002';
+    END IF;
     PERFORM rotifer.put_brought_entry('restore', i, j, v_value, a, v_now);
   END LOOP;
   IF v_used > a.quota THEN

@@ -10,8 +10,12 @@ BEGIN
   END IF;
   IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = p_role) THEN
     EXECUTE format('CREATE ROLE %I LOGIN', p_role);
-  ELSIF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = p_role AND (rolsuper OR rolbypassrls)) THEN
-    RAISE EXCEPTION 'role % is a superuser or bypasses row-level security: a deployment needs a role of its own', p_role;
+  ELSIF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = p_role AND (rolsuper OR rolbypassrls OR rolcreaterole)) THEN
+    RAISE EXCEPTION 'role % is a superuser, creates roles or bypasses row-level security: a deployment needs a role of its own', p_role;
+  ELSIF p_role = current_user OR pg_has_role(p_role, 'rotifer_owner', 'MEMBER')
+        OR EXISTS (SELECT 1 FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid
+                   WHERE m.member = (SELECT oid FROM pg_roles WHERE rolname = p_role) AND g.rolname <> 'rotifer_deployment') THEN
+    RAISE EXCEPTION 'role % is the administrator, can act as the schema''s owner or is a member of other roles: a deployment needs a role of its own', p_role;
   END IF;
   EXECUTE format('GRANT rotifer_deployment TO %I', p_role);
   EXECUTE format('ALTER ROLE %I SET statement_timeout = %L', p_role, '8s');
