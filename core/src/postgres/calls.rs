@@ -48,9 +48,11 @@ const READ_FAST: &str = "SELECT g.go, e.entry_id, e.category, e.key, e.value, e.
    LEFT JOIN rotifer.entries e ON g.go AND e.agent_id = $1 AND e.key = $3";
 /// A query that changes nothing (the agent exists, a test clock is allowed, nothing of it has
 /// expired), as one plain statement over one snapshot: the role may read its own rows. The scope
-/// test is `rotifer.admits`, written out (a function with its own `search_path` is not inlined,
-/// and would run once per row); `$9` is the end of the key prefix's range (`prefix_end`).
-const QUERY_FAST: &str = "SELECT g.go, q.entry_id, q.category, q.key, q.value, q.created_by, q.last_accessed_by, \
+/// test is `rotifer.admits`, written out (the role may not execute the schema's helpers); `$9`
+/// is the end of the key prefix's range (`prefix_end`), `$11` the 4 MiB bound: over it no value is sent:
+/// the server function answers that query (it refuses it).
+const QUERY_FAST: &str = "SELECT g.go, q.entry_id, q.category, q.key, CASE WHEN q.total <= $11::bigint THEN q.value END AS value, \
+     q.created_by, q.last_accessed_by, \
      q.created_at, q.updated_at, q.read_scope, q.write_scope, q.share_policy, q.ret_set, q.ret_days, q.ret_auto_delete, \
      q.ret_anonymization, q.total \
    FROM (SELECT EXISTS (SELECT 1 FROM rotifer.agents WHERE agent_id = $1) \
@@ -191,14 +193,15 @@ fn query_fast(c: &mut Connection, who: Caller<'_>, q: &QueryArgs<'_>) -> Result<
     let Some(gene) = who.gene else { return Ok(None) };
     let prefix = q.key_prefix.filter(|p| !p.is_empty());
     let end = prefix.and_then(prefix_end);
-    let rows = c.query(QUERY_FAST, &[&who.agent, &gene, &who.domain, &q.category.map(Category::as_str), &prefix, &q.since, &q.until, &q.limit, &end, &who.now])?;
+    let bound = crate::model::MAX_QUERY_BYTES as i64;
+    let rows = c.query(QUERY_FAST, &[&who.agent, &gene, &who.domain, &q.category.map(Category::as_str), &prefix, &q.since, &q.until, &q.limit, &end, &who.now, &bound])?;
     if !one(&rows)?.get::<_, bool>("go") {
         return Ok(None);
     }
     let mut entries = Vec::with_capacity(rows.len());
     for row in &rows {
         let Some(total) = row.get::<_, Option<i64>>("total") else { continue }; // no entry matched
-        if total > crate::model::MAX_QUERY_BYTES as i64 {
+        if total > bound {
             return Ok(None);
         }
         entries.push(entry_of(row)?);
