@@ -315,6 +315,8 @@ export declare function getAgentMemory(options: { agentId: string; root?: string
 export declare function exportAgentMemory(options: {
   agentId: string
   root?: string | undefined
+  /** Where: a `postgres://` URL or `"sqlite"`; default as `GeneMemoryOptions.url` says. */
+  url?: string | undefined
   includeCache?: boolean | undefined
   output?: string | undefined
   now?: (() => number) | undefined
@@ -330,6 +332,8 @@ export declare function exportAgentMemory(options: {
 export declare function importAgentMemory(options: {
   agentId: string
   root?: string | undefined
+  /** Where: a `postgres://` URL or `"sqlite"`; default as `GeneMemoryOptions.url` says. */
+  url?: string | undefined
   bundle: Uint8Array | string
   onConflict?: 'fail' | 'skip' | 'replace' | undefined
   now?: (() => number) | undefined
@@ -342,7 +346,7 @@ export declare function importAgentMemory(options: {
  * `restoreAgentMemory` puts back. Throws `MEMORY_NOT_FOUND` if the memory was never created,
  * `MEMORY_INVALID_INPUT` if `file` exists.
  */
-export declare function backupAgentMemory(options: { agentId: string; root?: string | undefined; file: string }): {
+export declare function backupAgentMemory(options: { agentId: string; root?: string | undefined; url?: string | undefined; file: string }): {
   /** Entries in the backup, and their sizes (R-ENT-2) summed. */
   entries: number
   used: number
@@ -402,7 +406,7 @@ export declare function setupMemoryBinding(options: { adminUrl: string; role?: s
  * `memory.restore` line with actor `"deployer"`. Never copy a backup over the database file by
  * hand while the agent may be open: use this.
  */
-export declare function restoreAgentMemory(options: { agentId: string; root?: string | undefined; file: string; now?: (() => number) | undefined }): {
+export declare function restoreAgentMemory(options: { agentId: string; root?: string | undefined; url?: string | undefined; file: string; now?: (() => number) | undefined }): {
   /** Entries put back. */
   entries: number
   /** Entries the agent held before (all replaced). */
