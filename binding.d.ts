@@ -189,6 +189,12 @@ export declare function listAgentMemoryPage(options: JsAny, now: JsAny): string
  */
 export declare function memoryErrorCodes(): Array<string>
 
+/**
+ * `migrateAgentMemory({ agentId, root?, to, includeCache?, onConflict?, onStep? }, now)`
+ * (R-MIG-4): the memory moved to `to`; `onStep(name)` is called after each step.
+ */
+export declare function migrateAgentMemory(options: JsAny, onStep: JsAny, now: JsAny): JsOut
+
 /** `parseMemoryQuota(text)`: bytes (R-QUO-2). */
 export declare function parseMemoryQuota(text: JsAny): number
 

@@ -857,6 +857,7 @@ module.exports.interruptWasmGenes = nativeBinding.interruptWasmGenes
 module.exports.listAgentMemory = nativeBinding.listAgentMemory
 module.exports.listAgentMemoryPage = nativeBinding.listAgentMemoryPage
 module.exports.memoryErrorCodes = nativeBinding.memoryErrorCodes
+module.exports.migrateAgentMemory = nativeBinding.migrateAgentMemory
 module.exports.parseMemoryQuota = nativeBinding.parseMemoryQuota
 module.exports.readAgentAuditLog = nativeBinding.readAgentAuditLog
 module.exports.readFunction = nativeBinding.readFunction

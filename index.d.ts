@@ -339,6 +339,48 @@ export declare function importAgentMemory(options: {
   now?: (() => number) | undefined
 }): { created: number; updated: number; skipped: number; expired: number }
 
+/** A step of `migrateAgentMemory`, told once it is done. The move's commit point is `"fenced"`. */
+export type MigrationStep = 'held' | 'imported' | 'verified' | 'intent' | 'fenced' | 'named' | 'settled'
+
+/**
+ * Moves an agent's memory to another binding (R-MIG-4; what `rotifer agent migrate` runs): from
+ * where R-BIND-1 puts it now to `to`, a `postgres://` URL or `"sqlite"`. The agent must have a
+ * record (`rotifer agent create`). The source's writers wait while its bundle is taken and
+ * imported into the target in one transaction (`PREFERENCE`, `PATTERN`, `CONTEXT`, and `CACHE`
+ * with `includeCache`), the target is read back and compared, then the record names the target.
+ * The source is kept, marked as moved: every later call on it fails with
+ * `MEMORY_STORAGE_ERROR` naming the new binding. Both sides get a `memory.migrate` audit line.
+ * A crash at any step leaves exactly one binding in use, with every acknowledged write (see
+ * docs/postgres.md, "Moving an agent"). `entryId`s and values, creators, policies and times are
+ * kept; `lastAccessedBy` becomes `createdBy`, as for every import.
+ */
+export declare function migrateAgentMemory(options: {
+  agentId: string
+  root?: string | undefined
+  to: string
+  includeCache?: boolean | undefined
+  onConflict?: 'fail' | 'skip' | 'replace' | undefined
+  /** Called after each step, synchronously; what it throws stops the move there. */
+  onStep?: ((step: MigrationStep) => void) | undefined
+  now?: (() => number) | undefined
+}): {
+  /** Where the memory was and is now, without passwords. */
+  from: string
+  to: string
+  /** The move's id, in both audit lines. */
+  move: string
+  counts: { PREFERENCE: number; PATTERN: number; CONTEXT: number; CACHE: number }
+  /** The target's `entriesSha256` after the move, as `exportAgentMemory` would give it. */
+  entriesSha256: string
+  created: number
+  updated: number
+  skipped: number
+  /** Entries of a copy an earlier move had left on the target, replaced. */
+  replaced: number
+  /** `CACHE` entries left on the source. */
+  cacheLeft: number
+}
+
 /**
  * A consistent copy of the agent's memory, made while it is in use (SQLite's online backup: one
  * snapshot), written to `file` (which must not exist yet) under a temporary name, then moved

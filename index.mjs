@@ -23,6 +23,7 @@ export const {
   exportAgentMemory,
   getAgentMemory,
   importAgentMemory,
+  migrateAgentMemory,
   inspectAgentMemory,
   nativeBindingLoaded,
   openAgentAuditLog,

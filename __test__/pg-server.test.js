@@ -199,7 +199,7 @@ test('setup is idempotent: a second run changes nothing and keeps the data', { s
   ok(admin, setupSql())
   ok(admin, "SELECT rotifer.setup_role(current_database()::name, false)")
   assert.equal(read(roles.dep, { key: 'kept' }).outcome, 'ok')
-  assert.equal(ok(admin, 'SELECT count(*) FROM rotifer.schema_version'), '1')
+  assert.equal(ok(admin, 'SELECT count(*) FROM rotifer.schema_version'), '2', 'one row per migration, none twice')
   assert.equal(ok(admin, "SELECT rolconfig::text FROM pg_roles WHERE rolname = current_database()"), '{statement_timeout=8s,lock_timeout=4s,idle_in_transaction_session_timeout=10s}')
   void crypto
 })

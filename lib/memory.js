@@ -73,6 +73,7 @@ function create(native) {
       getAgentMemory: fail,
       exportAgentMemory: fail,
       importAgentMemory: fail,
+      migrateAgentMemory: fail,
       backupAgentMemory: fail,
       restoreAgentMemory: fail,
       deleteAgentDatabase: fail,
@@ -208,6 +209,12 @@ function create(native) {
     return native.importAgentMemory(isObject ? { ...options, bundle: undefined } : options, bundle, clockOf(options)?.())
   })
 
+  // R-MIG-4: onStep goes over on its own (a function is no option the core reads).
+  const migrateAgentMemory = (options) => call(() => {
+    const isObject = options !== null && typeof options === 'object'
+    const onStep = isObject ? options.onStep : undefined
+    return native.migrateAgentMemory(isObject ? { ...options, onStep: undefined } : options, onStep, clockOf(options)?.())
+  })
   const backupAgentMemory = (options) => call(() => native.backupAgentMemory(options))
   const restoreAgentMemory = (options) => call(() => native.restoreAgentMemory(options, clockOf(options)?.()))
   const deleteAgentDatabase = (options) => call(() => native.deleteAgentDatabase(options, clockOf(options)?.()))
@@ -274,6 +281,7 @@ function create(native) {
     getAgentMemory,
     exportAgentMemory,
     importAgentMemory,
+    migrateAgentMemory,
     backupAgentMemory,
     restoreAgentMemory,
     deleteAgentDatabase,

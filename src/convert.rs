@@ -361,6 +361,32 @@ impl Builder {
         Ok(out)
     }
 
+    /// Calls the JS function `f` (if it is one; `undefined` is no callback) with the string `s`.
+    /// What it throws stops the caller: the exception stays pending, and the call's own error
+    /// names it.
+    pub fn call_back(&self, f: &JsAny, s: &str) -> Result<(), MemoryError> {
+        let mut t = 0;
+        unsafe { check!(sys::napi_typeof(self.env, f.value, &mut t), "typeof") };
+        if t == sys::ValueType::napi_undefined {
+            return Ok(());
+        }
+        if t != sys::ValueType::napi_function {
+            return Err(MemoryError::invalid("onStep must be a function"));
+        }
+        let arg = self.string(s)?;
+        let mut out = ptr::null_mut();
+        unsafe {
+            let mut recv = ptr::null_mut();
+            check!(sys::napi_get_undefined(self.env, &mut recv), "undefined");
+            if sys::napi_call_function(self.env, recv, f.value, 1, &arg, &mut out) != sys::Status::napi_ok {
+                let mut exception = ptr::null_mut();
+                sys::napi_get_and_clear_last_exception(self.env, &mut exception);
+                return Err(MemoryError::storage(format!("onStep threw at step {s:?}; the move stopped there")));
+            }
+        }
+        Ok(())
+    }
+
     /// The function argument a call passes to make entries with.
     pub fn factory(&self, f: &JsAny) -> Result<sys::napi_value, MemoryError> {
         let mut t = 0;

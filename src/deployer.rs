@@ -9,6 +9,7 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use rotifer_memory_core::bundle::{self, OnConflict};
 use rotifer_memory_core::transfer;
+use rotifer_memory_core::agent_move::{self, MoveOptions, Step};
 use rotifer_memory_core::inspect::{self, Usage};
 use rotifer_memory_core::memory::AgentOptions;
 use rotifer_memory_core::time::format_ms;
@@ -352,6 +353,46 @@ pub fn setup_memory_binding(env: Env, options: JsAny) -> Result<JsOut, String> {
                 None => b.null()?,
             }),
             (c"passwordSet", b.boolean(done.password_set)?),
+        ])?))
+    })
+}
+
+/// `migrateAgentMemory({ agentId, root?, to, includeCache?, onConflict?, onStep? }, now)`
+/// (R-MIG-4): the memory moved to `to`; `onStep(name)` is called after each step.
+#[napi]
+pub fn migrate_agent_memory(env: Env, options: JsAny, on_step: JsAny, now: JsAny) -> Result<JsOut, String> {
+    guard(|| {
+        let arg = options.to_arg()?;
+        let o = AgentOptions::parse("options", &arg, &["agentId", "root", "to", "includeCache", "onConflict", "onStep", "now"])?;
+        let to = match o.get("to") {
+            Some(Arg::Str(s)) => s.clone(),
+            _ => return Err(MemoryError::invalid("to must be a postgres:// URL or \"sqlite\"")),
+        };
+        let options = MoveOptions {
+            include_cache: bundle::parse_include_cache(o.get("includeCache"))?,
+            on_conflict: OnConflict::parse(o.get("onConflict").unwrap_or(&Arg::Undefined))?,
+        };
+        let b = Builder::new(env.raw());
+        let mut tell = |step: Step| b.call_back(&on_step, step.as_str());
+        let m = agent_move::migrate_agent_memory(&o.layout, &o.agent_id, &to, options, crate::call_time(&now)?, &mut tell)?;
+        let counts: Vec<_> = m.counts.iter().map(|(c, n)| (c.as_str(), *n)).collect();
+        let count = |name: &str| counts.iter().find(|c| c.0 == name).map_or(0, |c| c.1) as f64;
+        Ok(JsOut(b.object(&[
+            (c"from", b.string(&m.from)?),
+            (c"to", b.string(&m.to)?),
+            (c"move", b.string(&m.move_id)?),
+            (c"counts", b.object(&[
+                (c"PREFERENCE", b.number(count("PREFERENCE"))?),
+                (c"PATTERN", b.number(count("PATTERN"))?),
+                (c"CONTEXT", b.number(count("CONTEXT"))?),
+                (c"CACHE", b.number(count("CACHE"))?),
+            ])?),
+            (c"entriesSha256", b.string(&m.entries_sha256)?),
+            (c"created", b.number(m.imported.created as f64)?),
+            (c"updated", b.number(m.imported.updated as f64)?),
+            (c"skipped", b.number(m.imported.skipped as f64)?),
+            (c"replaced", b.number(m.replaced as f64)?),
+            (c"cacheLeft", b.number(m.cache_left as f64)?),
         ])?))
     })
 }

@@ -6,11 +6,13 @@
 //! `storage/` (SQLite) or `postgres/`.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{MemoryError, Result};
 use crate::postgres::client::{is_postgres_url, Connection, Timeouts};
-use crate::storage::files::Layout;
+use crate::storage::fence::{self, FenceState};
+use crate::storage::files::{rename_durably, replace_file_durably, Layout};
 
 /// The word that names the SQLite file where a URL is expected (`--to sqlite`, the agent
 /// record after a move back).
@@ -38,7 +40,7 @@ impl Agent {
     /// The agent `agent_id` under `layout`, on the binding R-BIND-1 chooses (`url`: the
     /// caller's option, first in that order).
     pub fn open(layout: Layout, agent_id: &str, url: Option<&str>) -> Result<Agent> {
-        let binding = match choose_url(&layout, agent_id, url)? {
+        let binding = match choose(&layout, agent_id, url)? {
             None => Binding::Sqlite,
             Some(url) => Binding::Postgres(pool(&url)?),
         };
@@ -89,6 +91,123 @@ fn what_was_given(url: &str) -> String {
     }
 }
 
+/// `choose_url`, once a move cut short has been finished (`finish_pending_move`) when the
+/// agent's record decides: what every call and deployer function uses.
+pub fn choose(layout: &Layout, agent_id: &str, url: Option<&str>) -> Result<Option<String>> {
+    if url.is_none() {
+        finish_pending_move(layout, agent_id)?;
+    }
+    choose_url(layout, agent_id, url)
+}
+
+/// The agent record `<root>/.rotifer/agents/<agentId>.json`.
+pub fn record_path(layout: &Layout, agent_id: &str) -> PathBuf {
+    layout
+        .root
+        .join(".rotifer")
+        .join("agents")
+        .join(format!("{agent_id}.json"))
+}
+
+/// The record a move (R-MIG-4) writes before it commits, naming the target: renamed over the
+/// record once the source is fenced.
+pub fn intent_path(layout: &Layout, agent_id: &str) -> PathBuf {
+    layout
+        .root
+        .join(".rotifer")
+        .join("agents")
+        .join(format!("{agent_id}.json.next"))
+}
+
+/// R-MIG-4: a move's commit point is the fence on its source (`moved`, naming the move). A move
+/// cut short after it, before its record named the target, is finished here: the record it
+/// wrote beside the old one (`intent_path`) is renamed over it. One cut short after that, before
+/// the target's `arriving` mark was lifted, has that done, and the record loses its
+/// `memoryMove`. A record written by a move that never reached its commit point is left (the
+/// source is not fenced): the next move replaces it. Costs one file lookup when nothing is
+/// pending.
+pub fn finish_pending_move(layout: &Layout, agent_id: &str) -> Result<()> {
+    let record = record_path(layout, agent_id);
+    let intent = intent_path(layout, agent_id);
+    if let Some(move_id) = json_string_at(&intent, &["memoryMove", "move"])? {
+        let fence = match choose_url(layout, agent_id, None)? {
+            None => fence::read(&layout.real()?.db_path(agent_id))?,
+            Some(url) => pool(&url)?.with(|c| crate::postgres::moving::fence_of(c, agent_id))?,
+        };
+        if fence.is_some_and(|f| f.state == FenceState::Moved && f.move_id == move_id) {
+            rename_durably(&intent, &record).map_err(|e| MemoryError::storage(format!("cannot finish the move of agent {agent_id:?}: renaming {} over {} failed ({e})", intent.display(), record.display())))?;
+        }
+    }
+    if let Some(move_id) = json_string_at(&record, &["memoryMove", "move"])? {
+        settle_arrival(layout, agent_id, &move_id)?;
+    }
+    Ok(())
+}
+
+/// The target of move `move_id`, now named by the agent's record, in use: its `arriving` mark
+/// lifted, then the record's `memoryMove` removed.
+pub fn settle_arrival(layout: &Layout, agent_id: &str, move_id: &str) -> Result<()> {
+    match choose_url(layout, agent_id, None)? {
+        None => {
+            fence::remove_if(
+                &layout.real()?.db_path(agent_id),
+                FenceState::Arriving,
+                move_id,
+            )?;
+        }
+        Some(url) => {
+            pool(&url)?.with(|c| crate::postgres::moving::arrived(c, agent_id, move_id))?;
+        }
+    }
+    let record = record_path(layout, agent_id);
+    let Some(mut value) = read_json(&record)? else {
+        return Ok(());
+    };
+    let Some(fields) = value.as_object_mut() else {
+        return Ok(());
+    };
+    if fields
+        .get("memoryMove")
+        .and_then(|m| m.get("move"))
+        .and_then(|m| m.as_str())
+        != Some(move_id)
+    {
+        return Ok(()); // settled meanwhile, or another move's
+    }
+    fields.remove("memoryMove");
+    write_record(&record, &value)
+}
+
+/// The JSON of `file`; `None` if there is no such file.
+pub fn read_json(file: &std::path::Path) -> Result<Option<serde_json::Value>> {
+    let text = match std::fs::read(file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(MemoryError::storage(format!(
+                "cannot read {}: {e}",
+                file.display()
+            )))
+        }
+    };
+    serde_json::from_slice(&text).map(Some).map_err(|e| {
+        MemoryError::storage(format!(
+            "{} is not JSON ({e}); fix the file",
+            file.display()
+        ))
+    })
+}
+
+/// Writes an agent record (or a move's intent) whole or not at all, 0600: it may hold a URL with
+/// a password. The text is as the CLI writes records: two-space indents, a final newline.
+pub fn write_record(file: &std::path::Path, value: &serde_json::Value) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|e| MemoryError::storage(format!("cannot encode {}: {e}", file.display())))?;
+    text.push('\n');
+    replace_file_durably(file, text.as_bytes())
+        .map_err(|e| MemoryError::storage(format!("cannot write {} ({e})", file.display())))
+}
+
 /// R-BIND-1, in order: `url` (the caller's option); the agent record's `memoryUrl`
 /// (`<root>/.rotifer/agents/<agentId>.json`, written by `agent create --memory-url` and by
 /// `agent migrate`); `ROTIFER_MEMORY_URL`; `rotifer.json`'s `"memory": {"url": …}`; else the
@@ -98,7 +217,7 @@ pub fn choose_url(layout: &Layout, agent_id: &str, url: Option<&str>) -> Result<
     if let Some(url) = url {
         return parse_url("url", url);
     }
-    let record = layout.root.join(".rotifer").join("agents").join(format!("{agent_id}.json"));
+    let record = record_path(layout, agent_id);
     if let Some(url) = json_string_at(&record, &["memoryUrl"])? {
         return parse_url(&format!("the agent record {}'s memoryUrl", record.display()), &url);
     }

@@ -17,7 +17,7 @@ use crate::storage::audit::{escape_line_separators, Action, Actor, Subject};
 use crate::error::{MemoryError, Result};
 use crate::storage::files::{create_private_file, Layout};
 use crate::model::*;
-use crate::storage::store::{expires_at, load_entry, read_agent, AgentStore, IfMissing, StoredEntry, ENTRY_COLUMNS};
+use crate::storage::store::{expires_at, load_entry, read_agent, AgentStore, IfMissing, StoredEntry, Tx, ENTRY_COLUMNS};
 use crate::time::{format_ms, parse_rfc3339_ceil_ms};
 use crate::wasm::{decode_value, json_kind, EntryJson, JsonArg};
 
@@ -121,6 +121,11 @@ impl Encoder {
         Ok(())
     }
 
+    /// The `entriesSha256` of the lines pushed so far.
+    pub fn entries_sha256(&self) -> String {
+        hex(&Sha256::digest(&self.lines))
+    }
+
     pub fn finish(self, agent_id: &str, policy: &DataPolicy, now: i64) -> Result<Exported> {
         let get = |cat: Category| self.counts.iter().find(|(c, _)| *c == cat).map_or(0, |c| c.1);
         let header = HeaderJson {
@@ -149,26 +154,35 @@ pub fn export_agent_memory(layout: &Layout, agent_id: &str, include_cache: bool,
     let store = AgentStore::open(layout, agent_id, IfMissing::Skip)?.ok_or_else(|| {
         MemoryError::not_found(format!("agent {agent_id:?} has no memory in {}: there is nothing to export", layout.root.display()))
     })?;
-    store
-        .read_only(|conn| {
-            let tx = conn.unchecked_transaction()?;
-            let agent = read_agent(&tx)?;
-            let mut encoder = Encoder::default();
-            {
-                let sql = format!(
-                    "SELECT {ENTRY_COLUMNS} FROM entries WHERE (expires_at IS NULL OR expires_at > ?1) AND (?2 OR category != ?3) ORDER BY updated_at, seq"
-                );
-                let mut stmt = tx.prepare(&sql)?;
-                let mut rows = stmt.query(rusqlite::params![now, include_cache, Category::Cache as i64])?;
-                while let Some(row) = rows.next()? {
-                    let e = StoredEntry::from_row(row)?;
-                    encoder.push(&e.entry, e.creator_domain.as_deref())?;
-                }
-            }
-            tx.finish()?;
-            encoder.finish(agent_id, &agent.policy, now).map(Some)
-        })?
-        .ok_or_else(|| MemoryError::storage("the export read nothing"))
+    store.read_only(|conn| {
+        let tx = conn.unchecked_transaction()?;
+        let exported = export_from(&tx, agent_id, include_cache, now)?;
+        tx.finish()?;
+        Ok(exported)
+    })
+}
+
+/// The bundle of what `conn` sees (one snapshot when it is in a transaction), at `now`.
+pub fn export_from(
+    conn: &rusqlite::Connection,
+    agent_id: &str,
+    include_cache: bool,
+    now: i64,
+) -> Result<Exported> {
+    let agent = read_agent(conn)?;
+    let mut encoder = Encoder::default();
+    let sql = format!("SELECT {ENTRY_COLUMNS} FROM entries WHERE (expires_at IS NULL OR expires_at > ?1) AND (?2 OR category != ?3) ORDER BY updated_at, seq");
+    let mut stmt = conn.prepare(&sql)?;
+    let mut rows = stmt.query(rusqlite::params![
+        now,
+        include_cache,
+        Category::Cache as i64
+    ])?;
+    while let Some(row) = rows.next()? {
+        let e = StoredEntry::from_row(row)?;
+        encoder.push(&e.entry, e.creator_domain.as_deref())?;
+    }
+    encoder.finish(agent_id, &agent.policy, now)
 }
 
 /// Writes a bundle to `path` the way a database file is made: under a temporary name in the
@@ -572,24 +586,28 @@ pub fn import_agent_memory(layout: &Layout, agent_id: &str, bytes: &[u8], on_con
     let bundle = parse_bundle(bytes)?;
     let store = AgentStore::open(layout, agent_id, IfMissing::Create)?
         .ok_or_else(|| MemoryError::storage("memory could not be opened"))?;
-    store.write(now, |tx| {
-        let existing = |key: &str| Ok(load_entry(tx.conn, key)?.map(|old| old.size));
-        let target = Target { policy: tx.agent.policy, quota: tx.agent.quota, used: tx.agent.used, now: tx.now, existing: &existing };
-        let (plan, used, report) = plan_import(&bundle, &target, on_conflict)?;
-        for p in plan {
-            let e = &p.from.entry;
-            let action = if p.replaces { Action::Update } else { Action::Create };
-            tx.batch.record(action, Actor::Deployer, Subject { key: Some(&e.key), category: Some(e.category), size: Some(p.size) }, None);
-            let seq = tx.next_seq();
-            let stored = StoredEntry {
-                entry: Entry { entry_id: entry_id(agent_id, &e.key), ..e.clone() },
-                size: p.size,
-                seq,
-                creator_domain: p.from.creator_domain.clone(),
-            };
-            tx.put_entry(&stored, p.replaces)?;
-        }
-        tx.set_used(used);
-        Ok(report)
-    })
+    store.write(now, |tx| import_into(tx, agent_id, &bundle, on_conflict))
+}
+
+/// The import of a checked `bundle` within the write transaction `tx` of the agent's store: the
+/// plan, then every entry with its audit line.
+pub fn import_into(tx: &mut Tx<'_, '_>, agent_id: &str, bundle: &Bundle, on_conflict: OnConflict) -> Result<Imported> {
+    let existing = |key: &str| Ok(load_entry(tx.conn, key)?.map(|old| old.size));
+    let target = Target { policy: tx.agent.policy, quota: tx.agent.quota, used: tx.agent.used, now: tx.now, existing: &existing };
+    let (plan, used, report) = plan_import(bundle, &target, on_conflict)?;
+    for p in plan {
+        let e = &p.from.entry;
+        let action = if p.replaces { Action::Update } else { Action::Create };
+        tx.batch.record(action, Actor::Deployer, Subject { key: Some(&e.key), category: Some(e.category), size: Some(p.size) }, None);
+        let seq = tx.next_seq();
+        let stored = StoredEntry {
+            entry: Entry { entry_id: entry_id(agent_id, &e.key), ..e.clone() },
+            size: p.size,
+            seq,
+            creator_domain: p.from.creator_domain.clone(),
+        };
+        tx.put_entry(&stored, p.replaces)?;
+    }
+    tx.set_used(used);
+    Ok(report)
 }

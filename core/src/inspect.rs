@@ -78,7 +78,10 @@ pub fn inspect(agent: &Agent, now: impl Into<CallTime>) -> Result<Option<Usage>>
         Binding::Sqlite => inspect_agent_memory(&agent.layout, &agent.agent_id, now.ms()),
         Binding::Postgres(pool) => {
             crate::model::check_agent_id(&agent.agent_id)?;
-            pool.with(|c| crate::postgres::deployer::usage(c, &agent.agent_id, now.given()))
+            pool.with(|c| {
+                crate::postgres::moving::in_use(c, &agent.agent_id)?;
+                crate::postgres::deployer::usage(c, &agent.agent_id, now.given())
+            })
         }
     }
 }
@@ -143,7 +146,10 @@ pub fn get_entry(agent: &Agent, key: &Arg, now: impl Into<CallTime>) -> Result<O
         Binding::Postgres(pool) => {
             let key = parse_key(key)?;
             crate::model::check_agent_id(&agent.agent_id)?;
-            pool.with(|c| crate::postgres::deployer::get(c, &agent.agent_id, &key, now.given()))
+            pool.with(|c| {
+                crate::postgres::moving::in_use(c, &agent.agent_id)?;
+                crate::postgres::deployer::get(c, &agent.agent_id, &key, now.given())
+            })
         }
     }
 }
@@ -268,7 +274,10 @@ pub fn list_page(
             check_page(&agent.agent_id, limit)?;
             let now = now.into();
             let prefix = key_prefix.filter(|p| !p.is_empty());
-            pool.with(|c| crate::postgres::deployer::list_page(c, &agent.agent_id, category, prefix, after, limit, totals, now.given()))
+            pool.with(|c| {
+                crate::postgres::moving::in_use(c, &agent.agent_id)?;
+                crate::postgres::deployer::list_page(c, &agent.agent_id, category, prefix, after, limit, totals, now.given())
+            })
         }
     }
 }

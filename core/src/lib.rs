@@ -5,10 +5,12 @@
 //! module doc for the order of its layers); above them `audit_log` (an agent's lines, judged
 //! committed or not), `inspect` (the deployer's read-only views), `memory` (the calls, over
 //! `inspect`; on PostgreSQL through `memory_pg`, with the messages of `refusals`): no module imports one that imports it back), `bundle` (export
-//! and import, R-MIG), `backup` (backup and restore, R-HOST-1b), `wasm` (the host-call JSON
-//! protocol). Front ends hand in `Arg`s, so JS and WASM callers share one validation.
+//! and import, R-MIG), `agent_move` (a memory moved to another binding, R-MIG-4), `backup`
+//! (backup and restore, R-HOST-1b), `wasm` (the host-call JSON protocol). Front ends hand in
+//! `Arg`s, so JS and WASM callers share one validation.
 
 pub mod access;
+pub mod agent_move;
 pub mod arg;
 pub mod backup;
 pub mod audit_log;

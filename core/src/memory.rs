@@ -131,7 +131,7 @@ impl Target {
         if let Some(s) = self.storage.get() {
             return Ok(s);
         }
-        let chosen = match crate::binding::choose_url(&self.layout, &self.agent_id, self.url.as_deref())? {
+        let chosen = match crate::binding::choose(&self.layout, &self.agent_id, self.url.as_deref())? {
             None => Storage::Sqlite(OnceLock::new()),
             Some(url) => Storage::Postgres(crate::binding::pool(&url)?),
         };
@@ -714,7 +714,7 @@ pub fn delete_agent_database_of(agent: &Agent, now: impl Into<CallTime>) -> Resu
 }
 
 /// Deletes an agent's memory as a whole (the deployer's `rotifer agent delete`): its database
-/// `<id>.db`, then `-wal`, `-shm`, `-lineage` and every `-wal`/`-shm` moved aside as
+/// `<id>.db`, then `-wal`, `-shm`, `-lineage`, a move's mark `-migration` and every `-wal`/`-shm` moved aside as
 /// `*.orphaned-*`. One `memory.drop` audit line (actor deployer) is written first; if it
 /// cannot be written, nothing is removed. A process that has the agent open notices at its next
 /// call that its database is gone (the store refuses a database deleted under it) and fails
@@ -724,7 +724,7 @@ pub fn delete_agent_database(layout: &Layout, agent_id: &str, now: i64) -> Resul
     let real = layout.real()?;
     let db = real.db_path(agent_id);
     let companion = |suffix: &str| PathBuf::from(format!("{}{suffix}", db.display()));
-    let mut doomed = vec![db.clone(), companion("-wal"), companion("-shm"), companion("-lineage")];
+    let mut doomed = vec![db.clone(), companion("-wal"), companion("-shm"), companion("-lineage"), companion("-migration")];
     let name = format!("{agent_id}.db");
     if let Ok(dir) = std::fs::read_dir(real.memory_dir()) {
         let mut aside: Vec<PathBuf> = dir

@@ -18,7 +18,10 @@ pub fn export_agent_memory_of(agent: &Agent, include_cache: bool, now: CallTime)
     match &agent.binding {
         Binding::Sqlite => bundle::export_agent_memory(&agent.layout, &agent.agent_id, include_cache, now.ms()),
         Binding::Postgres(pool) => pool
-            .with(|c| crate::postgres::bundle::export(c, &agent.agent_id, include_cache, now.given()))?
+            .with(|c| {
+                crate::postgres::moving::in_use(c, &agent.agent_id)?;
+                crate::postgres::bundle::export(c, &agent.agent_id, include_cache, now.given())
+            })?
             .ok_or_else(|| MemoryError::not_found(format!("agent {:?} has no memory on {}: there is nothing to export", agent.agent_id, agent.shown()))),
     }
 }
@@ -43,8 +46,11 @@ pub fn backup_agent_memory_of(agent: &Agent, dest: &Path) -> Result<BackedUp> {
         Binding::Sqlite => backup::backup_agent_memory(&agent.layout, &agent.agent_id, dest),
         Binding::Postgres(pool) => {
             check_agent_id(&agent.agent_id)?;
-            pool.with(|c| crate::postgres::backup::backup(c, &agent.agent_id, dest))?
-                .ok_or_else(|| MemoryError::not_found(format!("agent {:?} has no memory to back up", agent.agent_id)))
+            pool.with(|c| {
+                crate::postgres::moving::in_use(c, &agent.agent_id)?;
+                crate::postgres::backup::backup(c, &agent.agent_id, dest)
+            })?
+            .ok_or_else(|| MemoryError::not_found(format!("agent {:?} has no memory to back up", agent.agent_id)))
         }
     }
 }

@@ -36,6 +36,7 @@ const tree = {
         get run() { return load('./commands/agent').run },
         get update() { return load('./commands/agent-manage').update },
         get delete() { return load('./commands/agent-manage').delete },
+        get migrate() { return load('./commands/agent-migrate').migrate },
         memory: {
           name: 'agent memory',
           summary: "inspect, clean and move an agent's memory (the deployer's view)",

@@ -36,17 +36,17 @@ pub enum Outcome<T> {
 }
 
 /// A read that changes nothing, as one plain statement the role may send (it reads its own rows):
-/// the entry, if the agent exists, nothing of it has expired and a test clock is the role's to
+/// the entry, if the agent exists unfenced (R-MIG-4), nothing of it has expired and a test clock is the role's to
 /// give. Anything else (`go` false, a reader who is not yet the last accessor, a scope that does
 /// not admit) goes through `memory_read`, which takes the agent's lock and judges again.
 const READ_FAST: &str = "SELECT g.go, e.entry_id, e.category, e.key, e.value, e.created_by, e.creator_domain, e.last_accessed_by, \
      e.created_at, e.updated_at, e.read_scope, e.write_scope, e.share_policy, e.ret_set, e.ret_days, e.ret_auto_delete, e.ret_anonymization \
-   FROM (SELECT EXISTS (SELECT 1 FROM rotifer.agents WHERE agent_id = $1) \
+   FROM (SELECT EXISTS (SELECT 1 FROM rotifer.agents WHERE agent_id = $1 AND fence IS NULL) \
             AND ($2::bigint IS NULL OR EXISTS (SELECT 1 FROM rotifer.roles WHERE role_name = session_user AND test_clock)) \
             AND NOT EXISTS (SELECT 1 FROM rotifer.entries WHERE agent_id = $1 \
                             AND expires_at <= coalesce($2::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)) AS go) g \
    LEFT JOIN rotifer.entries e ON g.go AND e.agent_id = $1 AND e.key = $3";
-/// A query that changes nothing (the agent exists, a test clock is allowed, nothing of it has
+/// A query that changes nothing (the agent exists unfenced, a test clock is allowed, nothing of it has
 /// expired), as one plain statement over one snapshot: the role may read its own rows. The scope
 /// test is `rotifer.admits`, written out (the role may not execute the schema's helpers); `$9`
 /// is the end of the key prefix's range (`prefix_end`), `$11` the 4 MiB bound: over it no value is sent:
@@ -55,7 +55,7 @@ const QUERY_FAST: &str = "SELECT g.go, q.entry_id, q.category, q.key, CASE WHEN 
      q.created_by, q.last_accessed_by, \
      q.created_at, q.updated_at, q.read_scope, q.write_scope, q.share_policy, q.ret_set, q.ret_days, q.ret_auto_delete, \
      q.ret_anonymization, q.total \
-   FROM (SELECT EXISTS (SELECT 1 FROM rotifer.agents WHERE agent_id = $1) \
+   FROM (SELECT EXISTS (SELECT 1 FROM rotifer.agents WHERE agent_id = $1 AND fence IS NULL) \
             AND ($10::bigint IS NULL OR EXISTS (SELECT 1 FROM rotifer.roles WHERE role_name = session_user AND test_clock)) \
             AND NOT EXISTS (SELECT 1 FROM rotifer.entries WHERE agent_id = $1 \
                             AND expires_at <= coalesce($10::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)) AS go) g \

@@ -265,6 +265,8 @@ impl Connection {
                     // The binding's own refusals (see sql/functions/00_common.sql).
                     "RT001" | "RT004" => MemoryError::denied(message),
                     "RT002" | "RT003" => MemoryError::invalid(message),
+                    "RT005" => MemoryError::not_found(message),
+                    // RT010, a moved agent (R-MIG-4), among them.
                     _ => MemoryError::storage(message),
                 }
             }

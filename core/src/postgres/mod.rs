@@ -8,5 +8,6 @@ pub mod bundle;
 pub mod calls;
 pub mod client;
 pub mod deployer;
+pub mod moving;
 pub mod setup;
 mod tls;

@@ -10,6 +10,7 @@ use crate::error::{MemoryError, Result};
 const FILES: &[(&str, &str)] = &[
     ("roles.sql", include_str!("sql/roles.sql")),
     ("001_schema.sql", include_str!("sql/001_schema.sql")),
+    ("002_agent_moves.sql", include_str!("sql/002_agent_moves.sql")),
     ("functions/00_common.sql", include_str!("sql/functions/00_common.sql")),
     ("functions/memory_read.sql", include_str!("sql/functions/memory_read.sql")),
     ("functions/memory_write.sql", include_str!("sql/functions/memory_write.sql")),
@@ -25,6 +26,7 @@ const FILES: &[(&str, &str)] = &[
     ("functions/attempt_settle.sql", include_str!("sql/functions/attempt_settle.sql")),
     ("functions/memory_import.sql", include_str!("sql/functions/memory_import.sql")),
     ("functions/memory_restore.sql", include_str!("sql/functions/memory_restore.sql")),
+    ("functions/agent_migrate.sql", include_str!("sql/functions/agent_migrate.sql")),
     ("grants.sql", include_str!("sql/grants.sql")),
 ];
 const ORDER: &str = include_str!("sql/order.txt");

@@ -31,6 +31,8 @@ pub enum Action {
     /// The agent's whole database deleted by the deployer (`rotifer agent delete`): written
     /// before any file is removed, with no `tx` (no transaction of the database commits it).
     Drop,
+    /// The agent's memory moved to another binding, or arrived from one (R-MIG-4).
+    Migrate,
 }
 
 impl Action {
@@ -45,6 +47,7 @@ impl Action {
             Action::AccessDenied => "memory.access_denied",
             Action::Restore => "memory.restore",
             Action::Drop => "memory.drop",
+            Action::Migrate => "memory.migrate",
         }
     }
 
@@ -215,6 +218,27 @@ impl<'a> AuditBatch<'a> {
         let mut line = make_line(self.agent_id, self.now, Action::Restore, actor, Subject { size, ..Subject::default() }, None, None);
         line.reason = Some(reason);
         line.tx = tx.or(self.tx);
+        line.tx_line = self.next_tx_line();
+        write_json_line(&mut self.lines, &line);
+    }
+
+    /// Appends the line of a move (R-MIG-4, `Action::Migrate`) on one side of it: `reason`
+    /// says where from or to, and what went; `size` the bytes the agent holds after it.
+    pub fn record_migrate(&mut self, reason: &str, size: Option<u64>) {
+        let mut line = make_line(
+            self.agent_id,
+            self.now,
+            Action::Migrate,
+            Actor::Deployer,
+            Subject {
+                size,
+                ..Subject::default()
+            },
+            None,
+            None,
+        );
+        line.reason = Some(reason);
+        line.tx = self.tx;
         line.tx_line = self.next_tx_line();
         write_json_line(&mut self.lines, &line);
     }
@@ -603,7 +627,7 @@ pub struct StoredRow<'a> {
 /// same fields in the same order, a change line's key cut as `push` cuts it, a refusal's as
 /// `push_refusal` does; facts of no field of the file's lines (a trim's) come last.
 pub fn stored_row_line(agent_id: &str, row: &StoredRow<'_>) -> Vec<u8> {
-    let action = [Action::Create, Action::Update, Action::Delete, Action::Evict, Action::Expire, Action::QuotaReject, Action::AccessDenied, Action::Restore, Action::Drop]
+    let action = [Action::Create, Action::Update, Action::Delete, Action::Evict, Action::Expire, Action::QuotaReject, Action::AccessDenied, Action::Restore, Action::Drop, Action::Migrate]
         .into_iter()
         .find(|a| a.as_str() == row.action);
     let refusal = action.is_some_and(|a| !a.is_change());

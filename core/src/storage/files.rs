@@ -194,3 +194,58 @@ pub fn unique_suffix() -> String {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     format!("{}-{:x}-{:x}", std::process::id(), nanos, COUNTER.fetch_add(1, Ordering::Relaxed))
 }
+
+/// Writes `bytes` to `path` so that a crash leaves either the old file or the new one, whole: a
+/// temporary 0600 file in the same folder, flushed, renamed over `path`, then the folder
+/// flushed (the rename itself is durable once this returns).
+pub fn replace_file_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", unique_suffix()));
+    let written = (|| {
+        let mut file = create_private_file(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written?;
+    sync_dir(dir)
+}
+
+/// Renames `from` to `to` and flushes their folder, so that the new name survives a crash.
+pub fn rename_durably(from: &Path, to: &Path) -> std::io::Result<()> {
+    fs::rename(from, to)?;
+    sync_dir(
+        to.parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new(".")),
+    )
+}
+
+/// Removes `path` and flushes its folder; a file already gone is no error.
+pub fn remove_durably(path: &Path) -> std::io::Result<()> {
+    match fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    }
+    sync_dir(
+        path.parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new(".")),
+    )
+}
+
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
+}

@@ -148,7 +148,15 @@ impl DbFile {
         if len < self.max_len.fetch_max(len, Ordering::Relaxed) {
             return Err(changed("was truncated"));
         }
-        self.check_header("was overwritten while in use; nothing was changed. Restore the database file, then restart the process")
+        self.check_header("was overwritten while in use; nothing was changed. Restore the database file, then restart the process")?;
+        // A move's mark (R-MIG-4): made before the move commits, so a writer that waited for
+        // the move's lock finds it here, under that lock.
+        let agent_id = self
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        super::fence::check(&self.path, &agent_id)
     }
 
     /// `check`, when something may have changed since the last look `look` allows: the kernel

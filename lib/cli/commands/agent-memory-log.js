@@ -87,7 +87,7 @@ function detailText(l) {
     }
     if (l.action === 'memory.access_denied') return `${l.op || '?'}: ${l.reason || l.code || ''}`
     if (l.action === 'memory.quota_reject') return `needed ${size(l.needed)} more, quota ${size(l.quota)}, used ${size(l.used)}, evictable ${size(l.evictable)}`
-    if (l.action === 'memory.restore' || l.action === 'memory.drop') return l.reason || ''
+    if (l.action === 'memory.restore' || l.action === 'memory.drop' || l.action === 'memory.migrate') return l.reason || ''
     // R-BIND-3: on PostgreSQL the oldest rows past the deployer's bound go, and this line says so.
     if (l.action === 'memory.audit_trim') return `trimmed the ${l.trimmed === 1 ? 'oldest line' : `${l.trimmed} oldest lines`} (at most ${l.max} kept)`
     return ''

@@ -16,5 +16,9 @@ GRANT EXECUTE ON FUNCTION
   rotifer.memory_drop_agent(text),
   rotifer.attempt_settle(text, text),
   rotifer.memory_import(text, bigint, bigint, bigint, boolean, integer, jsonb, bytea[], bigint),
-  rotifer.memory_restore(text, jsonb, bytea[], bigint, bigint, text, bigint)
+  rotifer.memory_restore(text, jsonb, bytea[], bigint, bigint, text, bigint),
+  rotifer.migrate_hold(text, bigint),
+  rotifer.migrate_arrive(text, bigint, boolean, integer),
+  rotifer.migrate_mark(text, jsonb, text, bigint),
+  rotifer.migrate_arrived(text, text)
 TO rotifer_deployment;

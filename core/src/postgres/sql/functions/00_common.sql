@@ -36,7 +36,27 @@ END $$;
 -- The agent's row, locked for the call (R-BIND-5: every change of an agent is serialised here, on
 -- every host). A gene's call creates a missing memory with the defaults (R-HOST-1); an agent of
 -- another role is not visible, and is refused.
+--
+-- An agent a move has fenced (R-MIG-4) is refused (RT010): its memory is elsewhere.
 CREATE OR REPLACE FUNCTION rotifer.lock_agent(p_agent text, p_create boolean) RETURNS rotifer.agents
+LANGUAGE plpgsql SET search_path = pg_catalog, rotifer, pg_temp AS $$
+DECLARE
+  v rotifer.agents;
+BEGIN
+  v := rotifer.lock_agent_any(p_agent, p_create);
+  IF v.fence IS NOT NULL THEN
+    IF v.fence->>'state' = 'moved' THEN
+      RAISE EXCEPTION 'the memory of agent "%" moved to % (rotifer agent migrate, %); this copy is kept but no longer used: open the memory again, without naming this binding',
+        p_agent, v.fence->>'binding', v.fence->>'at' USING ERRCODE = 'RT010';
+    END IF;
+    RAISE EXCEPTION 'this is a copy of agent "%"''s memory that a move from % (rotifer agent migrate, %) brought and did not finish; the memory is still there: open it without naming this binding, or run the migrate again',
+      p_agent, v.fence->>'binding', v.fence->>'at' USING ERRCODE = 'RT010';
+  END IF;
+  RETURN v;
+END $$;
+
+-- `lock_agent`, fenced or not: for deleting an agent and for the move's own functions.
+CREATE OR REPLACE FUNCTION rotifer.lock_agent_any(p_agent text, p_create boolean) RETURNS rotifer.agents
 LANGUAGE plpgsql SET search_path = pg_catalog, rotifer, pg_temp AS $$
 DECLARE
   v rotifer.agents;

@@ -8,7 +8,7 @@ DECLARE
   a rotifer.agents;
   v_entries bigint;
 BEGIN
-  a := rotifer.lock_agent(p_agent, false);
+  a := rotifer.lock_agent_any(p_agent, false); -- a moved agent's copy is deleted too
   IF a.agent_id IS NULL THEN
     RETURN NULL;
   END IF;

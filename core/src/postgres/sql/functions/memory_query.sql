@@ -39,7 +39,7 @@ BEGIN
   -- must be denied (the denial is recorded): only then does it take the agent's lock.
   v_now := rotifer.clock_ms(p_now);
   IF NOT (rotifer.valid_gene(p_gene)
-          AND EXISTS (SELECT 1 FROM rotifer.agents WHERE agent_id = p_agent)
+          AND EXISTS (SELECT 1 FROM rotifer.agents WHERE agent_id = p_agent AND fence IS NULL)
           AND NOT EXISTS (SELECT 1 FROM rotifer.entries WHERE agent_id = p_agent AND expires_at <= v_now)) THEN
     a := rotifer.lock_agent(p_agent, true);
     v_now := rotifer.clock_ms(p_now);
