@@ -245,6 +245,11 @@ test('R-BIND-4: with the credentials and any SQL, nothing reaches another deploy
   sees("SELECT count(*) FROM rotifer.memory_list('alice-agent', NULL, NULL, NULL, 10, true, NULL) WHERE key IS NOT NULL", '0')
   sees(`SELECT count(*) FROM rotifer.agent_get('alice-agent', ${lit("it's 100%_mine")}, NULL)`, '0')
   fails(`SELECT rotifer.attempt_settle('alice-agent', '${'0'.repeat(32)}')::text`, /belongs to another deployment/)
+  // A move's functions (R-MIG-4) on the other deployment's agent: as for no agent, or refused.
+  fails('SELECT * FROM rotifer.migrate_hold(\'alice-agent\', NULL)', /has no memory on this server/)
+  fails("SELECT rotifer.migrate_arrive('alice-agent', 1000, false, NULL)", /belongs to another deployment/)
+  fails(`SELECT rotifer.migrate_mark('alice-agent', '{"state": "moved", "binding": "sqlite", "at": "2026-01-01T00:00:00.000Z", "move": "m"}', 'taken', NULL)`, /has no memory on this server/)
+  sees("SELECT rotifer.migrate_arrived('alice-agent', 'm')", 'f')
   // Another deployment's sessions cannot be signalled.
   const { spawn } = require('node:child_process')
   const session = spawn('psql', ['-X', '-q', '-d', roles.alice, '-c', 'SELECT pg_sleep(2)'], { stdio: 'ignore' })
@@ -258,6 +263,7 @@ test('R-BIND-4: with the credentials and any SQL, nothing reaches another deploy
   assert.equal(ok(admin, "SELECT quota || ',' || used_bytes || ',' || last_seq || ',' || last_tx FROM rotifer.agents WHERE agent_id = 'alice-agent'"), before.row)
   assert.equal(ok(admin, "SELECT convert_from(value, 'UTF8') FROM rotifer.entries WHERE agent_id = 'alice-agent'"), 'alice secret')
   assert.equal(ok(admin, "SELECT count(*) FROM rotifer.attempts WHERE agent_id = 'alice-agent'"), '0')
+  assert.equal(ok(admin, "SELECT fence IS NULL FROM rotifer.agents WHERE agent_id = 'alice-agent'"), 't', 'no mark on it')
 })
 
 test('R-BIND-4: the constraints refuse what no function would store, even for a superuser', { skip }, (t) => {
