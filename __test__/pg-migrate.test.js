@@ -152,6 +152,24 @@ describe('rotifer agent migrate (R-MIG-4)', { skip }, () => {
     assert.equal(valueOf(new memory.GeneMemoryAccess({ agentId: id, root, geneId: B }).readMemory('cache/1')), 'c1')
   })
 
+  test('one server to another: the record names the second, the first refuses, the entries are the same', (t) => {
+    const { root, id } = project(t)
+    const [one, two] = [server(t), server(t)]
+    seed(root, id, { cache: 1 })
+    okRun(root, 'agent', 'migrate', 'mover', '--to', one.url, '--include-cache', '--yes')
+    const there = shaOf(memory.exportAgentMemory({ agentId: id, root, includeCache: true }))
+    const r = JSON.parse(okRun(root, 'agent', 'migrate', 'mover', '--to', two.url, '--yes', '--json').stdout)
+    assert.deepEqual([r.from, r.to, r.cacheLeft], [one.shown, two.shown, 1])
+    assert.equal(recordOf(root, id).memoryUrl, two.url)
+    assert.equal(ok(one.admin, `SELECT fence->>'state' FROM rotifer.agents WHERE agent_id = '${id}'`), 'moved')
+    assert.equal(ok(two.admin, `SELECT fence IS NULL FROM rotifer.agents WHERE agent_id = '${id}'`), 't')
+    assert.throws(() => new memory.GeneMemoryAccess({ agentId: id, root, geneId: A, url: one.url }).writeMemory('late', Buffer.from('x'), 'CONTEXT', ALL),
+      (e) => e.code === 'MEMORY_STORAGE_ERROR' && e.message.includes(`moved to ${two.shown}`))
+    assert.equal(valueOf(new memory.GeneMemoryAccess({ agentId: id, root, geneId: A }).readMemory('context/doc')), 'héllo\nworld')
+    assert.notEqual(shaOf(memory.exportAgentMemory({ agentId: id, root, includeCache: true })), there, 'CACHE stayed on the first server')
+    assert.equal(ok(one.admin, `SELECT count(*) FROM rotifer.entries WHERE agent_id = '${id}' AND category = 'CACHE'`), '1')
+  })
+
   test('a writer that waited for the move is refused, never lost; its retry lands on the new binding', async (t) => {
     const { root, id } = project(t)
     const pg = server(t)
