@@ -170,6 +170,23 @@ describe('rotifer agent migrate (R-MIG-4)', { skip }, () => {
     assert.equal(ok(one.admin, `SELECT count(*) FROM rotifer.entries WHERE agent_id = '${id}' AND category = 'CACHE'`), '1')
   })
 
+  test("a move outlasts a gene's deadlines: the role's statement_timeout and the client's call deadline do not cut it", (t) => {
+    const { root, id } = project(t)
+    const pg = server(t)
+    okRun(root, 'agent', 'update', 'mover', '--memory-quota', '64MB')
+    const gene = new memory.GeneMemoryAccess({ agentId: id, root, geneId: A })
+    const value = Buffer.alloc(1000, 'x')
+    for (let i = 0; i < 3000; i++) gene.writeMemory(`k/${String(i).padStart(4, '0')}`, value, 'CONTEXT', ALL)
+    const before = shaOf(memory.exportAgentMemory({ agentId: id, root }))
+    // Deadlines a bulk import of 3,000 entries cannot meet; a gene's calls are held to them.
+    ok(pg.admin, `ALTER ROLE ${new URL(pg.url).username} SET statement_timeout = '100ms'`)
+    const r = spawnSync(process.execPath, [BIN, 'agent', 'migrate', 'mover', '--to', pg.url, '--yes', '--json'],
+      { cwd: root, encoding: 'utf8', env: { ...process.env, ROTIFER_PG_CALL_TIMEOUT_MS: '100' } })
+    assert.equal(r.status, 0, r.stderr)
+    assert.equal(JSON.parse(r.stdout).counts.CONTEXT, 3000)
+    assert.equal(shaOf(memory.exportAgentMemory({ agentId: id, root })), before)
+  })
+
   test('a writer that waited for the move is refused, never lost; its retry lands on the new binding', async (t) => {
     const { root, id } = project(t)
     const pg = server(t)

@@ -425,10 +425,12 @@ impl Plan<'_> {
             }
             Binding::Postgres(pool) => pool
                 .with(|c| {
-                    let all = crate::postgres::bundle::export(c, self.agent_id, true, Some(at))?;
-                    let shown =
-                        crate::postgres::bundle::export(c, self.agent_id, include_cache, Some(at))?;
-                    Ok(all.zip(shown))
+                    // One snapshot, with a move's deadlines: the whole agent is read twice.
+                    moving::in_transaction(c, |c| {
+                        let all = crate::postgres::bundle::export(c, self.agent_id, true, Some(at))?;
+                        let shown = crate::postgres::bundle::export(c, self.agent_id, include_cache, Some(at))?;
+                        Ok(all.zip(shown))
+                    })
                 })?
                 .ok_or_else(|| {
                     MemoryError::storage(format!(

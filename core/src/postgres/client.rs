@@ -235,6 +235,15 @@ impl Connection {
         }
     }
 
+    /// Runs `f` with `deadline` as each call's deadline instead of the connection's: for a
+    /// deployer's long operation (a move), never a gene's call.
+    pub fn with_call_deadline<T>(&mut self, deadline: Duration, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+        let usual = std::mem::replace(&mut self.timeouts.call, deadline);
+        let answer = f(self);
+        self.timeouts.call = usual;
+        answer
+    }
+
     /// Runs a script of several statements (simple protocol), with a deadline of a minute:
     /// setup only, never a gene's call.
     pub fn batch(&mut self, sql: &str) -> Result<()> {

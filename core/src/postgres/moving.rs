@@ -6,6 +6,7 @@ use super::client::Connection;
 use crate::error::{MemoryError, Result};
 use crate::model::DataPolicy;
 use crate::storage::fence::Fence;
+use std::time::Duration;
 
 const HOLD: &str = "SELECT now_ms, quota, anonymization_supported, max_retention_days, used_bytes FROM rotifer.migrate_hold($1, $2)";
 const ARRIVE: &str = "SELECT rotifer.migrate_arrive($1, $2, $3, $4)";
@@ -23,24 +24,34 @@ pub struct Held {
     pub used: u64,
 }
 
+/// How long one statement of a move may take, on the server and for the client: a move carries
+/// a whole agent (a 10 MiB agent of 1 KB entries is imported in some seconds), far more than a
+/// gene's call, whose deadlines (the role's `statement_timeout`, the client's call deadline)
+/// would cut it.
+pub const MOVE_DEADLINE: Duration = Duration::from_secs(600);
+
 /// Runs `f` in one transaction on `c`: committed if it succeeds, rolled back otherwise. A
-/// move's transaction may wait on the other side for a while: the role's
-/// `idle_in_transaction_session_timeout` is lifted for it alone.
-pub fn in_transaction<T>(
-    c: &mut Connection,
-    f: impl FnOnce(&mut Connection) -> Result<T>,
-) -> Result<T> {
-    c.batch("BEGIN; SET LOCAL idle_in_transaction_session_timeout = 0")?;
-    match f(c) {
-        Ok(v) => {
-            c.batch("COMMIT")?;
-            Ok(v)
+/// move's transaction may wait on the other side for a while, and carries a whole agent: the
+/// role's `idle_in_transaction_session_timeout` is lifted and its `statement_timeout` raised
+/// to [`MOVE_DEADLINE`] for it alone (a role may set both for itself), and so is the client's
+/// call deadline.
+pub fn in_transaction<T>(c: &mut Connection, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+    c.with_call_deadline(MOVE_DEADLINE, |c| {
+        c.batch(&format!(
+            "BEGIN; SET LOCAL idle_in_transaction_session_timeout = 0; SET LOCAL statement_timeout = {}",
+            MOVE_DEADLINE.as_millis()
+        ))?;
+        match f(c) {
+            Ok(v) => {
+                c.batch("COMMIT")?;
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = c.batch("ROLLBACK");
+                Err(e)
+            }
         }
-        Err(e) => {
-            let _ = c.batch("ROLLBACK");
-            Err(e)
-        }
-    }
+    })
 }
 
 /// Takes the source agent's lock for the rest of the transaction (a fenced agent is refused).
