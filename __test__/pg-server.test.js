@@ -192,6 +192,20 @@ test('R-BIND-3: the audit is bounded per agent, and the trim is recorded', { ski
   assert.equal(ok(roles.dep, "SELECT audit_rows = (SELECT count(*) FROM rotifer.audit WHERE agent_id = 'agent-1') FROM rotifer.agents WHERE agent_id = 'agent-1'"), 't')
 })
 
+test('R-BIND-6: attempt records are kept a day, then pruned with the calls that follow', { skip }, (t) => {
+  const { roles } = database(t, ['dep'])
+  const attempt = (i) => crypto.createHash('md5').update(`attempt-${i}`).digest('hex')
+  const writes = (from, count, at) => ok(roles.dep, Array.from({ length: count }, (_, i) =>
+    `SELECT 1 FROM rotifer.memory_write('agent-1', '${GENE_A}', 'text.notes', 'k${from + i}', 'x', 'CACHE', NULL, false, NULL, ${at + i}, '${attempt(from + i)}');`).join('\n'))
+  const kept = (i) => ok(roles.dep, `SELECT count(*) FROM rotifer.attempts WHERE attempt_id = '${attempt(i)}'`) === '1'
+  writes(0, 1, T0)
+  writes(1, 70, T0 + 23 * 3600000)
+  assert.ok(kept(0), 'an attempt of 23 hours ago still answers a client that lost its acknowledgement')
+  writes(100, 70, T0 + 26 * 3600000)
+  assert.ok(!kept(0), 'an attempt of more than a day ago is pruned')
+  assert.ok(kept(1) && kept(169), 'the attempts of the last day stay')
+})
+
 test('setup is idempotent: a second run changes nothing and keeps the data', { skip }, (t) => {
   const { roles, admin } = database(t, ['dep'])
   write(roles.dep, { key: 'kept' })

@@ -43,8 +43,8 @@ const READ_FAST: &str = "SELECT g.go, e.entry_id, e.category, e.key, e.value, e.
      e.created_at, e.updated_at, e.read_scope, e.write_scope, e.share_policy, e.ret_set, e.ret_days, e.ret_auto_delete, e.ret_anonymization \
    FROM (SELECT EXISTS (SELECT 1 FROM rotifer.agents WHERE agent_id = $1 AND fence IS NULL) \
             AND ($2::bigint IS NULL OR EXISTS (SELECT 1 FROM rotifer.roles WHERE role_name = session_user AND test_clock)) \
-            AND NOT EXISTS (SELECT 1 FROM rotifer.entries WHERE agent_id = $1 \
-                            AND expires_at <= coalesce($2::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)) AS go) g \
+            AND coalesce((SELECT min(expires_at) FROM rotifer.entries WHERE agent_id = $1) \
+                         > coalesce($2::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint), true) AS go) g \
    LEFT JOIN rotifer.entries e ON g.go AND e.agent_id = $1 AND e.key = $3";
 /// A query that changes nothing (the agent exists unfenced, a test clock is allowed, nothing of it has
 /// expired), as one plain statement over one snapshot: the role may read its own rows. The scope

@@ -131,6 +131,11 @@ DECLARE
 BEGIN
   lines := 0;
   freed := 0;
+  -- Nothing expired, as at most calls: one probe of the expiry index. (A scan of a range the
+  -- call's time bounds is planned again at every call, as its generic plan never looks cheaper.)
+  IF coalesce((SELECT min(expires_at) FROM rotifer.entries WHERE agent_id = p_agent) > p_now, true) THEN
+    RETURN;
+  END IF;
   -- Oldest expiry first, ties in write order (R-RET-4): the audit's order, as on the file.
   FOR r IN
     SELECT key, category, size FROM rotifer.entries
@@ -181,8 +186,12 @@ BEGIN
       jsonb_build_object('trimmed', v_excess, 'max', v.audit_max_rows));
     UPDATE rotifer.agents SET audit_rows = audit_rows - v_excess + 1 WHERE agent_id = p_agent;
   END IF;
-  -- Attempt records answer a client that lost a commit's acknowledgement; a day is ample.
-  DELETE FROM rotifer.attempts WHERE agent_id = p_agent AND at_ms < p_now - 86400000;
+  -- Attempt records answer a client that lost a commit's acknowledgement; a day is ample. They
+  -- are looked at every 64th change, and pruned when the oldest is an hour past that: about once
+  -- an hour, not at every call (the delete's range is planned again each time it runs).
+  IF v.last_tx % 64 = 0 AND (SELECT min(at_ms) FROM rotifer.attempts WHERE agent_id = p_agent) < p_now - 90000000 THEN
+    DELETE FROM rotifer.attempts WHERE agent_id = p_agent AND at_ms < p_now - 86400000;
+  END IF;
 END $$;
 
 -- An entry row as a call's answer.

@@ -40,14 +40,14 @@ BEGIN
   v_now := rotifer.clock_ms(p_now);
   IF NOT (rotifer.valid_gene(p_gene)
           AND EXISTS (SELECT 1 FROM rotifer.agents WHERE agent_id = p_agent AND fence IS NULL)
-          AND NOT EXISTS (SELECT 1 FROM rotifer.entries WHERE agent_id = p_agent AND expires_at <= v_now)) THEN
+          AND coalesce((SELECT min(expires_at) FROM rotifer.entries WHERE agent_id = p_agent) > v_now, true)) THEN
     a := rotifer.lock_agent(p_agent, true);
     v_now := rotifer.clock_ms(p_now);
     IF NOT rotifer.valid_gene(p_gene) THEN
       RETURN NEXT rotifer.deny_unidentified(p_agent, v_now, NULL, 'query', a);
       RETURN;
     END IF;
-    IF EXISTS (SELECT 1 FROM rotifer.entries WHERE agent_id = p_agent AND expires_at <= v_now) THEN
+    IF coalesce((SELECT min(expires_at) FROM rotifer.entries WHERE agent_id = p_agent) <= v_now, false) THEN
       v_purged := rotifer.purge(p_agent, v_now, a.last_tx + 1, 0);
       PERFORM rotifer.finish(p_agent, v_now, a.last_tx + 1, v_purged.lines, a.used_bytes - v_purged.freed, a.last_seq, 0);
     END IF;

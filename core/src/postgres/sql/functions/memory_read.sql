@@ -21,7 +21,7 @@ BEGIN
      AND (p_domain IS NULL OR p_domain ~ '^[a-z0-9]+(\.[a-z0-9]+)*$') THEN
     v_now := rotifer.clock_ms(p_now);
     IF EXISTS (SELECT 1 FROM rotifer.agents WHERE agent_id = p_agent AND fence IS NULL)
-       AND NOT EXISTS (SELECT 1 FROM rotifer.entries WHERE agent_id = p_agent AND expires_at <= v_now) THEN
+       AND coalesce((SELECT min(expires_at) FROM rotifer.entries WHERE agent_id = p_agent) > v_now, true) THEN
       SELECT * INTO e FROM rotifer.entries WHERE agent_id = p_agent AND key = p_key;
       IF NOT FOUND OR (p_category IS NOT NULL AND e.category <> p_category) THEN
         RETURN ROW('none', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)::rotifer.call_result;
