@@ -110,8 +110,18 @@ export declare function __panicForTest(): void
  */
 export declare function agentMemoryBinding(options: JsAny): string
 
+/**
+ * Arms the gene watchdog for a gene run on this thread: past `deadline` (ms since the epoch) the
+ * process writes `timeoutText` to stderr and exits 1; on SIGINT it writes `interruptText` and
+ * exits 130 (see the sandbox crate's `watchdog`).
+ */
+export declare function armGeneWatchdog(deadline: number, timeoutText: string, interruptText: string): void
+
 /** `backupAgentMemory({ agentId, root?, file })`: `{ entries, used, bytes }`. */
 export declare function backupAgentMemory(options: JsAny): JsOut
+
+/** Claims the ending of the process (a handler about to exit): false when the watchdog has it. */
+export declare function claimProcessExit(): boolean
 
 /** `gene.ir.wasm` made from a gene's WebAssembly (`rotifer compile`). */
 export interface CompiledIr {
@@ -139,6 +149,9 @@ export declare function deleteAgentDatabase(options: JsAny, now: JsAny): JsOut
 
 /** `deleteAgentMemory({ agentId, root?, key? , category?, keyPrefix? }, now)`: how many were deleted. */
 export declare function deleteAgentMemory(options: JsAny, now: JsAny): number
+
+/** Disarms the watchdog; false when it is already ending the process. */
+export declare function disarmGeneWatchdog(): boolean
 
 /** `ensureAgentMemory({ agentId, root?, quota?, dataPolicy? })`: whether the memory was missing. */
 export declare function ensureAgentMemory(options: JsAny): boolean
@@ -195,6 +208,9 @@ export declare function memoryErrorCodes(): Array<string>
  */
 export declare function migrateAgentMemory(options: JsAny, onStep: JsAny, now: JsAny): JsOut
 
+/** The line written before the timeout's: what the gene's output lost to its bounds. */
+export declare function noteGeneWatchdog(text: string): void
+
 /** `parseMemoryQuota(text)`: bytes (R-QUO-2). */
 export declare function parseMemoryQuota(text: JsAny): number
 
@@ -217,6 +233,12 @@ export declare function restoreAgentMemory(options: JsAny, now: JsAny): JsOut
  * `{ fromVersion, toVersion, roleUrl, passwordSet }` (`postgres::setup::setup_binding`).
  */
 export declare function setupMemoryBinding(options: JsAny): JsOut
+
+/**
+ * SHA-256 of `data` (a string as UTF-8) as lowercase hex: the CLI's gene ids and cache keys,
+ * without loading node:crypto (a tenth of a command's start-up).
+ */
+export declare function sha256Hex(data: string | Buffer): string
 
 export declare function verifyIr(wasm: Buffer): IrVerification
 

@@ -40,6 +40,18 @@ pub(crate) fn guard<T>(f: impl FnOnce() -> CoreResult<T>) -> Result<T, String> {
     }
 }
 
+/// SHA-256 of `data` (a string as UTF-8) as lowercase hex: the CLI's gene ids and cache keys,
+/// without loading node:crypto (a tenth of a command's start-up).
+#[napi]
+pub fn sha256_hex(data: Either<String, Buffer>) -> Result<String, String> {
+    guard(|| {
+        Ok(match &data {
+            Either::A(text) => rotifer_memory_core::model::sha256_hex(text.as_bytes()),
+            Either::B(bytes) => rotifer_memory_core::model::sha256_hex(bytes),
+        })
+    })
+}
+
 /// The clock of a call: the `now` the JS side passes (from its test clock), or the system's,
 /// read when the call first needs it.
 pub(crate) fn call_time(now: &JsAny) -> CoreResult<time::CallTime> {

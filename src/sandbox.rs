@@ -156,3 +156,35 @@ pub fn verify_ir(wasm: Buffer) -> napi::Result<IrVerification, String> {
         Ok(IrVerification { errors: v.errors, warnings: v.warnings })
     })
 }
+
+/// Arms the gene watchdog for a gene run on this thread: past `deadline` (ms since the epoch) the
+/// process writes `timeoutText` to stderr and exits 1; on SIGINT it writes `interruptText` and
+/// exits 130 (see the sandbox crate's `watchdog`).
+#[napi]
+pub fn arm_gene_watchdog(deadline: f64, timeout_text: String, interrupt_text: String) -> napi::Result<(), String> {
+    guard(|| {
+        rotifer_memory_sandbox::watchdog::arm(deadline, timeout_text, interrupt_text);
+        Ok(())
+    })
+}
+
+/// The line written before the timeout's: what the gene's output lost to its bounds.
+#[napi]
+pub fn note_gene_watchdog(text: String) -> napi::Result<(), String> {
+    guard(|| {
+        rotifer_memory_sandbox::watchdog::note(text);
+        Ok(())
+    })
+}
+
+/// Disarms the watchdog; false when it is already ending the process.
+#[napi]
+pub fn disarm_gene_watchdog() -> napi::Result<bool, String> {
+    guard(|| Ok(rotifer_memory_sandbox::watchdog::disarm()))
+}
+
+/// Claims the ending of the process (a handler about to exit): false when the watchdog has it.
+#[napi]
+pub fn claim_process_exit() -> napi::Result<bool, String> {
+    guard(|| Ok(rotifer_memory_sandbox::watchdog::claim()))
+}

@@ -19,6 +19,7 @@ mod wasi;
 mod linker;
 mod check;
 mod run;
+pub mod watchdog;
 pub mod cache;
 pub mod ir;
 
