@@ -320,12 +320,48 @@ describe('deadlines (R-RUN-6)', () => {
     assert.equal(oneErrorLine(rotifer(root, 'agent', 'run', 's', '--input', '{}', '--timeout', '0.05')), 'error: gene "spin" timed out after 0.05 s')
   })
 
-  test('a gene that ends its thread fails instead of leaving the command without output', (t) => {
+  test('a gene that calls process.exit fails instead of ending the command: nothing after the call runs', (t) => {
     const root = makeProject(t)
-    addGene(root, 'quit', { 'index.js': 'exports.express = () => process.exit(0)' })
-    const r = rotifer(root, 'run', 'quit', '--input', '{}')
-    assert.equal(r.status, 1)
-    assert.match(oneErrorLine(r), /gene "quit" .* failed: it ended its thread \(exit code 0\) before returning/)
+    addGene(root, 'quit', { 'index.js': 'exports.express = () => { process.exit(0); console.log("after the exit") }' })
+    // `run` and `agent run` run genes on the main thread: the exit fails the gene, not the CLI.
+    for (const args of [['run', 'quit'], ['agent', 'run', 'q']]) {
+      if (args[0] === 'agent') createAgent(root, 'q', ['quit'])
+      const r = rotifer(root, ...args, '--input', '{}')
+      assert.equal(r.status, 1, args.join(' '))
+      assert.equal(r.stdout, '')
+      assert.match(oneErrorLine(r), /gene "quit" .* failed: it called process\.exit\(0\) before returning/)
+      assert.doesNotMatch(r.stderr, /after the exit/)
+    }
+    // `rotifer test` runs them in a worker thread, which the exit ends: the case fails, named.
+    const suite = rotifer(root, 'test', 'quit')
+    assert.equal(suite.status, 1)
+    assert.match(suite.stdout + suite.stderr, /it ended its thread \(exit code 0\) before returning/)
+  })
+
+  test('a loop after an await, out of any timer\'s reach, still ends the command at --timeout', (t) => {
+    const root = makeProject(t)
+    addGene(root, 'spin', { 'index.js': 'exports.express = async () => { await null; console.log("[spin] looping"); for (;;) {} }' })
+    createAgent(root, 's', ['spin'])
+    const started = Date.now()
+    const r = rotifer(root, 'agent', 'run', 's', '--input', '{}', '--timeout', '1')
+    assert.equal(r.status, 1, r.stderr)
+    assert.equal(r.stdout, '')
+    assert.match(r.stderr, /^\[spin\] looping$/m, 'what it wrote before the loop reached stderr')
+    assert.match(r.stderr, /^error: gene "spin" timed out after 1 s$/m)
+    assert.equal(r.stderr.match(/error:/g).length, 1, r.stderr)
+    assert.ok(Date.now() - started < 20000, 'it did not wait for the gene')
+  })
+
+  test('what a gene leaves behind writes to stderr, never into the output on stdout', (t) => {
+    const root = makeProject(t)
+    // The first gene's timer fires after it returned, while the second gene runs.
+    addGene(root, 'leaky', { 'index.js': 'exports.express = (input) => { setTimeout(() => process.stdout.write("stray line\\n"), 20); return input }' })
+    addGene(root, 'slow', { 'index.js': 'exports.express = async (input) => { await new Promise((r) => setTimeout(r, 300)); return { ...input, slow: true } }' })
+    createAgent(root, 'l', ['leaky', 'slow'])
+    const r = rotifer(root, 'agent', 'run', 'l', '--input', '{"a":1}')
+    assert.equal(r.status, 0, r.stderr)
+    assert.deepEqual(JSON.parse(r.stdout), { a: 1, slow: true })
+    assert.match(r.stderr, /^stray line$/m)
   })
 
   test('--timeout must be a positive number of seconds (exit 2)', (t) => {

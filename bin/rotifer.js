@@ -34,12 +34,14 @@ process.stdout.on('error', (e) => {
 process.stderr.on('error', () => process.exit(1))
 
 // Last resort for what escaped every handler (a gene's timer that throws later): one line,
-// never a stack trace.
+// never a stack trace. While a gene runs on this thread, its runner's handler alone decides.
 process.on('uncaughtException', (e) => {
+  if (process.listenerCount('uncaughtException') > 1) return
   io.err(`error: ${printable(oneLine(describeError(e)))}`)
   process.exit(1)
 })
 process.on('unhandledRejection', (e) => {
+  if (process.listenerCount('unhandledRejection') > 1) return
   io.err(`error: ${printable(oneLine(describeError(e)))}`)
   process.exit(1)
 })

@@ -68,7 +68,7 @@ let ajvVersion = null
 
 function cacheKey(schema) {
   ajvVersion = ajvVersion || require('ajv/package.json').version
-  return require('node:crypto').createHash('sha256').update(JSON.stringify([CACHE_FORMAT, ajvVersion, OPTIONS, schema])).digest('hex')
+  return require('./sha256').sha256Hex(JSON.stringify([CACHE_FORMAT, ajvVersion, OPTIONS, schema]))
 }
 
 /** What cached validator code may require: Ajv's runtime helpers, nothing else. */

@@ -3,12 +3,13 @@
 // binding needs (the test clock is read here) and turn native failures into MemoryError; every
 // rule of the contract lives in the Rust core.
 
-const { createHash } = require('node:crypto')
 const { MemoryError, toMemoryError } = require('./memory-error')
-const { memoryImportsFor } = require('./wasm-imports')
 
-/** The gene id of `createTestMemory().memory` when no `geneId` is given. */
-const TEST_GENE_ID = 'v2:' + createHash('sha256').update('rotifer:test-gene').digest('hex')
+/**
+ * The gene id of `createTestMemory().memory` when no `geneId` is given: `v2:` + the SHA-256 of
+ * `rotifer:test-gene` (written out: hashing it at load would load node:crypto for every command).
+ */
+const TEST_GENE_ID = 'v2:7759e4b5284d196e16a77261b499c6be0712504110c3a99aa8de48bcaaa1951f'
 
 /**
  * Makes a MemoryEntry from the fields the native calls hand over: an object literal built here
@@ -290,7 +291,8 @@ function create(native) {
     openAgentAuditLog,
     agentMemoryBinding,
     setupMemoryBinding,
-    createMemoryImports: memoryImportsFor(native, clockOf),
+    // Loaded on first use: most processes never make WASM imports.
+    createMemoryImports: (...args) => require('./wasm-imports').memoryImportsFor(native, clockOf)(...args),
     TEST_GENE_ID,
   }
 }

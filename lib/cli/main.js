@@ -6,8 +6,8 @@
 const { CliError, UsageError, describeError, oneLine } = require('./errors')
 const { printable } = require('./terminal-text')
 
-/** The commands that run genes: their worker's thread starts before anything else loads. */
-const RUNS_GENES = ['agent run', 'run', 'test']
+/** The commands that run genes on a worker: its thread starts before anything else loads. */
+const RUNS_GENES = ['test']
 
 // Start-up loads only what the command needs: each command's module is required when the
 // command is looked up (a getter below), not before; help loads commander's layout.

@@ -12,7 +12,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { createHash } = require('node:crypto')
+const { sha256Hex } = require('../sha256')
 const vm = require('node:vm')
 const Module = require('node:module')
 
@@ -116,11 +116,7 @@ function writeCached(cacheDir, file, text) {
  */
 function transpile(source, filename, format, cacheDir) {
   if (!cacheDir) return compile(source, filename, format)
-  const key = createHash('sha256')
-    .update(JSON.stringify([FORMAT, typescriptVersion(), format, filename]))
-    .update('\0')
-    .update(source)
-    .digest('hex')
+  const key = sha256Hex(`${JSON.stringify([FORMAT, typescriptVersion(), format, filename])}\0${source}`)
   const file = path.join(cacheDir, `${key}.js`)
   const cached = readCached(file)
   if (cached !== null) return cached

@@ -13,7 +13,6 @@
 // "Seq" or an expression with `steps`/`then`/`else`) are migrated on read, in memory only: the
 // file is never rewritten, and a Par without `merge` keeps the WaitAll it meant then.
 
-const { randomUUID } = require('node:crypto')
 const { CliError } = require('../cli/errors')
 const { parseComposition, CompositionError } = require('./composition')
 
@@ -132,7 +131,7 @@ function parseAgentRecord(text, file, id) {
  */
 function newAgentRecord({ name, genome, composition, strategy = 'manual', memoryQuota = DEFAULT_QUOTA, dataPolicy = DEFAULT_DATA_POLICY, memoryUrl }) {
   const record = {
-    id: randomUUID(),
+    id: require('node:crypto').randomUUID(),
     name,
     state: 'Active',
     genome: [...genome],

@@ -47,7 +47,7 @@ function canonicalJson(value) {
  */
 function geneV2Id(phenotype) {
   const { irHash, ...rest } = phenotype
-  return 'v2:' + require('node:crypto').createHash('sha256').update(canonicalJson(rest), 'utf8').digest('hex')
+  return 'v2:' + require('../sha256').sha256Hex(canonicalJson(rest))
 }
 
 /**
@@ -205,6 +205,12 @@ function writeJsonAtomically(file, value) {
   }
 }
 
+/** True when `phenotype` makes its gene a Hybrid with a network block (R-RUN-4). */
+function isHybrid(phenotype) {
+  return phenotype !== null && typeof phenotype === 'object' && phenotype.fidelity === 'Hybrid' &&
+    phenotype.network !== null && typeof phenotype.network === 'object' && !Array.isArray(phenotype.network)
+}
+
 module.exports = {
-  DOMAIN, SEMVER, FIDELITIES, canonicalJson, geneV2Id, checkPhenotype, phenotypeWarnings, readPhenotype, newPhenotype, writePhenotype, writeJsonAtomically,
+  isHybrid, DOMAIN, SEMVER, FIDELITIES, canonicalJson, geneV2Id, checkPhenotype, phenotypeWarnings, readPhenotype, newPhenotype, writePhenotype, writeJsonAtomically,
 }

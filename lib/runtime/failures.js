@@ -51,6 +51,22 @@ function geneFailure(gene, failure) {
   return err
 }
 
+/** Thrown on the genes' thread for a failure of the gene itself (not of the host). */
+class Failure extends Error {
+  constructor(failure) {
+    super(failure.text)
+    this.failure = failure
+  }
+}
+
+/** Thrown on the genes' thread when the sandbox stopped the gene (`timeout` or `interrupted`). */
+class Stopped extends Error {
+  constructor(how) {
+    super(how)
+    this.how = how
+  }
+}
+
 /** A gene still running at the run's deadline: the whole run fails (exit 1). */
 class GeneTimeout extends CliError {
   constructor(gene, seconds) {
@@ -95,4 +111,4 @@ function isRecoverable(e) {
   return (e instanceof GeneFailure && typeof e.code === 'string') || e instanceof CompositionFailure
 }
 
-module.exports = { TIMEOUT, failureOf, invalidOutput, thrownFailure, envelopeFailure, geneFailure, GeneTimeout, InvalidInput, SchemaTimeout, CompositionFailure, isRecoverable }
+module.exports = { TIMEOUT, failureOf, invalidOutput, thrownFailure, envelopeFailure, geneFailure, GeneTimeout, InvalidInput, SchemaTimeout, CompositionFailure, isRecoverable, Failure, Stopped }

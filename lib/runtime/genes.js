@@ -1,13 +1,12 @@
 'use strict'
-// Gene kinds and loading, inside the worker (R-RUN-3): a gene whose `wasm` is set (its
+// Gene kinds and loading, on the thread genes run on (R-RUN-3): a gene whose `wasm` is set (its
 // gene.ir.wasm, or a gene.wasm with no source beside it: see readGene) runs through the WASM
 // gene host; otherwise its `index.ts`/`index.js`/`index.mjs` runs under Node with `ctx.memory`. Loading happens once per gene and thread, before the first run.
 
 const { GeneMemoryAccess } = require('../../index.js')
 const { loadExpress, locate } = require('../cli/gene-loader')
-const { loadWasmGene, runWasmGene, Failure } = require('./wasm-host')
-const { invalidOutput, thrownFailure, envelopeFailure } = require('./failures')
-const { createGateway, isHybrid } = require('./network-gateway')
+const { invalidOutput, thrownFailure, envelopeFailure, Failure } = require('./failures')
+const { isHybrid } = require('../formats/phenotype')
 
 /** `wasm` or `node`: how `gene` (from `readGene`) runs. */
 function geneKind(gene) {
@@ -20,6 +19,8 @@ function geneKind(gene) {
  */
 async function loadGene(gene, deadline) {
   if (geneKind(gene) === 'wasm') {
+    // (Loaded only for WASM genes, as the gateway only for Hybrid ones: start-up loads what runs.)
+    const { loadWasmGene, runWasmGene } = require('./wasm-host')
     const loaded = loadWasmGene(gene, deadline)
     return { kind: loaded.kind, run: (inputJson, options) => runWasmGene(gene, loaded, inputJson, options) }
   }
@@ -35,7 +36,7 @@ async function loadGene(gene, deadline) {
  */
 async function runNodeGene(gene, express, inputJson, { memory }) {
   const ctx = { memory: new GeneMemoryAccess({ agentId: memory.agentId, root: memory.root, geneId: gene.id, domain: gene.domain }) }
-  if (isHybrid(gene.phenotype)) ctx.gatewayFetch = createGateway(gene.phenotype.network).gatewayFetch
+  if (isHybrid(gene.phenotype)) ctx.gatewayFetch = require('./network-gateway').createGateway(gene.phenotype.network).gatewayFetch
   let output
   try {
     output = await express(JSON.parse(inputJson), ctx)

@@ -1,21 +1,22 @@
 'use strict'
 // The gene runtime the CLI commands call (R-RUN): an agent's composition, one gene on its own,
-// or one gene case after case (a test suite). Genes run in a worker thread (deadline.js) that is
-// stopped at the deadline; every gene's input is checked against its inputSchema (schemas.js)
-// before it runs, in that thread, so the deadline and Ctrl-C bound the check too. This file
-// wires the pieces and owns no rule of its own.
+// or one gene case after case (a test suite). A test suite's genes run in a worker thread
+// (deadline.js) that is stopped at a case's deadline, and the suite goes on; the one-shot
+// commands run theirs on the main thread (inline.js), where a gene's deadline ends the command,
+// as it would anyway, and no thread has to start. A TryPool run keeps the worker: its fitness
+// state is saved even when the run times out. Every gene's input is checked against its
+// inputSchema (schemas.js) before it runs, on the genes' thread, so the deadline and Ctrl-C bound
+// the check too. This file wires the pieces and owns no rule of its own.
 
 const path = require('node:path')
 const { CliError } = require('../cli/errors')
 const { printable } = require('../cli/terminal-text')
 const { readGene, sourceOnly, checkOwnIdentity } = require('../cli/project')
 const { problemsText } = require('../json-schema')
-const { GeneWorker } = require('./deadline')
+const { InlineGenes } = require('./inline')
 const { failureOf, geneFailure, InvalidInput } = require('./failures')
 const { leaves } = require('../formats/composition')
-const { readFitnessState, writeFitnessState } = require('../formats/fitness-state')
 const { evaluate } = require('./composition')
-const { runTryPool } = require('./try-pool')
 const { gateGene } = require('./l0-gate')
 
 const toStderr = (line) => process.stderr.write(`${line}\n`)
@@ -54,7 +55,8 @@ async function runAgent({ root, agent, input, seconds, notice, step = null, noSa
   // compile in the worker, at load, before anything runs.
   for (const gene of genes.values()) gateGene(gene, { seconds, notice: notice || toStderr })
   const deadline = Date.now() + seconds * 1000
-  const worker = new GeneWorker({ memory: { agentId: agent.id, root }, seconds })
+  const memory = { agentId: agent.id, root }
+  const worker = node.type === 'TryPool' ? new (require('./deadline').GeneWorker)({ memory, seconds }) : new InlineGenes({ memory, seconds })
   try {
     // Every gene loads, and its schemas compile, before anything runs: a broken schema stops the
     // run with its place.
@@ -96,6 +98,8 @@ async function runAgent({ root, agent, input, seconds, notice, step = null, noSa
 
 /** A TryPool run: the fitness state is read before and saved after, even when the run fails. */
 async function runPool({ agent, agentsDir, genes, input, notice, step, runOne }) {
+  const { readFitnessState, writeFitnessState } = require('../formats/fitness-state')
+  const { runTryPool } = require('./try-pool')
   const state = readFitnessState(agentsDir, agent.name, notice)
   try {
     const result = await runTryPool({ names: agent.plan.genes, genes, input, state, runGene: (name, value) => runOne(name, value), step: step || (() => {}) })
@@ -123,7 +127,7 @@ function schemaName(gene, schema) {
  * runs on can be ended: a thread in native code cannot be until the gene returns.
  */
 function geneRunner({ gene, memory, seconds, notice = toStderr }) {
-  const worker = new GeneWorker({ memory, seconds })
+  const worker = new (require('./deadline').GeneWorker)({ memory, seconds })
   const deadline = (s) => Date.now() + s * 1000
   // The check has `s` seconds from when it starts; starting the thread and compiling the schema
   // are bounded apart, by the default timeout or a longer `seconds`.
@@ -160,7 +164,7 @@ function inputMessage(gene, problems) {
 async function runGene({ gene, memory, input, seconds, notice = toStderr }) {
   gateGene(gene, { seconds, notice })
   const deadline = Date.now() + seconds * 1000
-  const worker = new GeneWorker({ memory, seconds })
+  const worker = new InlineGenes({ memory, seconds })
   try {
     await worker.load(gene, deadline)
     return await worker.run(gene, input, { deadline, checkInput: true })

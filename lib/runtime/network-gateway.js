@@ -97,10 +97,4 @@ function createGateway(network, { now = Date.now } = {}) {
   return { gatewayFetch, stats: () => ({ totalRequests, totalBytes, windowRequests: started.length }) }
 }
 
-/** True when `phenotype` makes its gene a Hybrid with a network block (R-RUN-4). */
-function isHybrid(phenotype) {
-  return phenotype !== null && typeof phenotype === 'object' && phenotype.fidelity === 'Hybrid' &&
-    phenotype.network !== null && typeof phenotype.network === 'object' && !Array.isArray(phenotype.network)
-}
-
-module.exports = { createGateway, isHybrid, NetworkGatewayError, DEFAULTS }
+module.exports = { createGateway, NetworkGatewayError, DEFAULTS }

@@ -12,23 +12,7 @@ const path = require('node:path')
 const native = require('../native')
 const { CliError } = require('../cli/errors')
 const { displayPath } = require('../cli/gene-loader')
-const { failureOf, invalidOutput, envelopeFailure } = require('./failures')
-
-/** Thrown inside the worker for a failure of the gene itself (not of the host). */
-class Failure extends Error {
-  constructor(failure) {
-    super(failure.text)
-    this.failure = failure
-  }
-}
-
-/** Thrown inside the worker when the sandbox stopped the gene (`timeout` or `interrupted`). */
-class Stopped extends Error {
-  constructor(how) {
-    super(how)
-    this.how = how
-  }
-}
+const { failureOf, invalidOutput, envelopeFailure, Failure, Stopped } = require('./failures')
 
 function sandbox() {
   if (!native || typeof native.NativeWasmGene !== 'function') throw new CliError('the WASM sandbox is unavailable: the native binding could not be loaded; run `npm run build`')

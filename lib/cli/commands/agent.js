@@ -11,8 +11,6 @@ const { runAgent, DEFAULT_INPUT } = require('../../runtime')
 const { printable, printableJson } = require('../terminal-text')
 const { DEFAULT_QUOTA, MAX_RETENTION_DAYS, newAgentRecord, checkAgentRecord, isMemoryUrl } = require('../../formats/agent-record')
 const { KINDS, PAR_MERGES, describeComposition } = require('../../formats/composition')
-const { rankGenes } = require('../arena')
-const { seqWarnings } = require('../schema-compat')
 
 /** `-n/--top`: how many genes the local arena picks, a whole number from 1 (default 2, upstream's). */
 function parseTop(text) {
@@ -30,7 +28,7 @@ function parseTop(text) {
 function autoSelect(root, options) {
   if (options.genes !== undefined) throw new UsageError('--domain and --top pick the genes from the local arena; give them without --genes', 'agent create', { seeHelp: false })
   const top = parseTop(options.top)
-  const ranked = rankGenes(root, options.domain)
+  const ranked = require('../arena').rankGenes(root, options.domain)
   const domain = options.domain === undefined ? '' : ` for domain '${options.domain}'`
   if (ranked.length === 0) {
     throw new CliError(`No genes found in Arena${domain}: the local arena ranks the project's genes${options.domain === undefined ? '' : ' of that domain'}, and there are none; write one with rotifer wrap <gene> --domain ${options.domain || '<domain>'}, or name the genes with --genes`)
@@ -162,7 +160,7 @@ const create = {
     }
     const genes = genome.map((g) => readGene(root, g))
     // Upstream's schema check of a pipeline: a warning, never a refusal.
-    const warnings = composition.type === 'Seq' ? seqWarnings(genes) : []
+    const warnings = composition.type === 'Seq' ? require('../schema-compat').seqWarnings(genes) : []
     if (warnings.length) {
       io.err('warning: Schema compatibility warnings:')
       for (const w of warnings) io.err(`  ${w}`)
